@@ -1,0 +1,14 @@
+# Debian packages (installed by scripts/setup.sh).
+find_package(PkgConfig REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(ZLIB REQUIRED)
+find_package(GTest)
+
+pkg_check_modules(AVRO REQUIRED IMPORTED_TARGET avro-c)
+add_library(avro::avro ALIAS PkgConfig::AVRO)
+find_package(roaring REQUIRED)

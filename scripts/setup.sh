@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs everything lakesync needs to build (and, with --test, to run its tests), then builds it.
+# Idempotent: a second run only checks what is already there and rebuilds what changed.
+#
+#   scripts/setup.sh          system packages, .venv with pyarrow, CMake build in build/
+#   scripts/setup.sh --test   the same plus the test oracles from requirements/test.txt
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+want_test=0
+[[ "${1:-}" == "--test" ]] && want_test=1
+
+log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+# --- Debian packages -----------------------------------------------------------------------------
+debian_packages=(
+  cmake ninja-build g++ pkg-config ccache python3-venv
+  libavro-dev libroaring-dev libsqlite3-dev libpq-dev
+  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
+  libcpp-httplib-dev libssl-dev zlib1g-dev libgtest-dev
+)
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "installing Debian packages: ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# --- Python virtual environment (Arrow C++ comes from the pyarrow wheel) ---------------------------
+py="${LAKESYNC_PYTHON:-python3}"
+if [[ ! -x .venv/bin/python ]]; then
+  log "creating .venv"
+  "$py" -m venv .venv
+fi
+pip_install() {  # only call pip when a requirement file changed since the last successful install
+  local req="$1" stamp=".venv/.installed-$(basename "$1")"
+  if ! cmp -s "$req" "$stamp" 2>/dev/null; then
+    log "pip install -r $req"
+    .venv/bin/pip install -q --disable-pip-version-check -r "$req"
+    cp "$req" "$stamp"
+  fi
+}
+pip_install requirements/build.txt
+[[ -f requirements/test.txt && $want_test -eq 1 ]] && pip_install requirements/test.txt
+.venv/bin/python -c "import pyarrow; pyarrow.create_library_symlinks()"
+
+# --- Build -----------------------------------------------------------------------------------------
+build_type="${LAKESYNC_BUILD_TYPE:-RelWithDebInfo}"
+if [[ ! -f build/build.ninja ]]; then
+  log "configuring build/ ($build_type)"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type" \
+    -DLAKESYNC_PYTHON="$root/.venv/bin/python" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+fi
+log "building"
+cmake --build build -j"$(nproc)"

@@ -1,0 +1,20 @@
+// Logging facade: one place decides the sink and format (spdlog underneath). A library returns errors;
+// the application logs them once at its boundary. INFO one line per commit or phase, DEBUG per file.
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+#include <string_view>
+
+namespace lakesync {
+
+// Configures the process-wide logger: level name ("debug", "info", "warn", "error", "off").
+// Logs go to stderr so that stdout stays clean for data (scan output, JSON summaries).
+void ConfigureLogging(std::string_view level);
+
+}  // namespace lakesync
+
+#define LS_LOG_DEBUG(...) SPDLOG_DEBUG(__VA_ARGS__)
+#define LS_LOG_INFO(...) spdlog::info(__VA_ARGS__)
+#define LS_LOG_WARN(...) spdlog::warn(__VA_ARGS__)
+#define LS_LOG_ERROR(...) spdlog::error(__VA_ARGS__)

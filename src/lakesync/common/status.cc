@@ -1,0 +1,94 @@
+#include "lakesync/common/status.h"
+
+#include <arrow/status.h>
+
+namespace lakesync {
+namespace {
+
+constexpr char kDetailTypeId[] = "lakesync::ErrorKindDetail";
+
+class ErrorKindDetail : public arrow::StatusDetail {
+ public:
+  explicit ErrorKindDetail(ErrorKind kind) : kind_(kind) {}
+  const char* type_id() const override { return kDetailTypeId; }
+  std::string ToString() const override { return std::string(ErrorKindName(kind_)); }
+  ErrorKind kind() const { return kind_; }
+
+ private:
+  ErrorKind kind_;
+};
+
+arrow::StatusCode CodeFor(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kNotFound:
+      return arrow::StatusCode::KeyError;
+    case ErrorKind::kAlreadyExists:
+      return arrow::StatusCode::AlreadyExists;
+    case ErrorKind::kInvalidArgument:
+      return arrow::StatusCode::Invalid;
+    case ErrorKind::kIO:
+    case ErrorKind::kUnavailable:
+      return arrow::StatusCode::IOError;
+    case ErrorKind::kUnsupported:
+      return arrow::StatusCode::NotImplemented;
+    case ErrorKind::kCorrupt:
+      return arrow::StatusCode::SerializationError;
+    default:
+      return arrow::StatusCode::UnknownError;
+  }
+}
+
+}  // namespace
+
+std::string_view ErrorKindName(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kUnknown: return "unknown";
+    case ErrorKind::kNotFound: return "not found";
+    case ErrorKind::kAlreadyExists: return "already exists";
+    case ErrorKind::kInvalidArgument: return "invalid argument";
+    case ErrorKind::kCommitConflict: return "commit conflict";
+    case ErrorKind::kCommitStateUnknown: return "commit state unknown";
+    case ErrorKind::kIO: return "I/O error";
+    case ErrorKind::kCorrupt: return "corrupt data";
+    case ErrorKind::kUnsupported: return "unsupported";
+    case ErrorKind::kUnauthenticated: return "unauthenticated";
+    case ErrorKind::kForbidden: return "forbidden";
+    case ErrorKind::kUnavailable: return "unavailable";
+    case ErrorKind::kNamespaceNotEmpty: return "namespace not empty";
+  }
+  return "unknown";
+}
+
+Status MakeError(ErrorKind kind, std::string message) {
+  return Status(CodeFor(kind), std::move(message), std::make_shared<ErrorKindDetail>(kind));
+}
+
+ErrorKind KindOf(const Status& status) {
+  if (status.ok()) return ErrorKind::kUnknown;
+  if (auto detail = status.detail(); detail && std::string_view(detail->type_id()) == kDetailTypeId) {
+    return static_cast<const ErrorKindDetail&>(*detail).kind();
+  }
+  switch (status.code()) {
+    case arrow::StatusCode::KeyError: return ErrorKind::kNotFound;
+    case arrow::StatusCode::AlreadyExists: return ErrorKind::kAlreadyExists;
+    case arrow::StatusCode::Invalid:
+    case arrow::StatusCode::TypeError:
+    case arrow::StatusCode::IndexError: return ErrorKind::kInvalidArgument;
+    case arrow::StatusCode::IOError: return ErrorKind::kIO;
+    case arrow::StatusCode::NotImplemented: return ErrorKind::kUnsupported;
+    case arrow::StatusCode::SerializationError: return ErrorKind::kCorrupt;
+    default: return ErrorKind::kUnknown;
+  }
+}
+
+Status WithContext(const Status& status, std::string_view context) {
+  if (status.ok()) return status;
+  return Status(status.code(), std::string(context) + ": " + status.message(), status.detail());
+}
+
+bool IsRetryable(const Status& status) {
+  const ErrorKind kind = KindOf(status);
+  return kind == ErrorKind::kCommitConflict || kind == ErrorKind::kUnavailable;
+}
+
+}  // namespace lakesync
