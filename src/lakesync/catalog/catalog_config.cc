@@ -1,0 +1,306 @@
+#include "lakesync/catalog/catalog_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "lakesync/catalog/filesystem/filesystem_catalog.h"
+#include "lakesync/catalog/sql/sql_catalog.h"
+#include "lakesync/io/file_io.h"
+
+namespace lakesync::catalog {
+namespace {
+
+constexpr char kKeyCatalogName[] = "catalog_name";
+constexpr char kKeyCatalogProperties[] = "catalog_properties";
+
+constexpr char kPropType[] = "type";
+constexpr char kPropWarehouse[] = "warehouse";
+constexpr char kPropUri[] = "uri";
+constexpr char kPropCatalogImpl[] = "catalog-impl";
+constexpr char kPropBusyTimeout[] = "sqlite.busy-timeout-ms";
+constexpr char kPropInitCatalogTables[] = "init_catalog_tables";
+constexpr char kMemoryDatabase[] = ":memory:";
+
+enum class CatalogType { kSql, kFilesystem };
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+std::optional<std::string> Get(const CatalogConfig& config, const char* key) {
+  auto it = config.catalog_properties.find(key);
+  if (it == config.catalog_properties.end()) return std::nullopt;
+  return it->second;
+}
+
+Result<CatalogType> TypeOf(const CatalogConfig& config) {
+  if (Get(config, kPropCatalogImpl)) {
+    return Unsupported(
+        "catalog '{}': catalog_properties.{} names a Java class, which lakesync cannot load; set "
+        "catalog_properties.type instead (sql or hadoop)",
+        config.catalog_name, kPropCatalogImpl);
+  }
+  auto type = Get(config, kPropType);
+  if (!type || type->empty()) {
+    return InvalidArgument("catalog '{}': catalog_properties.type is required (one of: sql, hadoop, filesystem)",
+                           config.catalog_name);
+  }
+  const std::string t = Lower(*type);
+  if (t == "sql" || t == "jdbc") return CatalogType::kSql;
+  if (t == "hadoop" || t == "filesystem") return CatalogType::kFilesystem;
+  if (t == "rest" || t == "hive" || t == "glue" || t == "nessie") {
+    return Unsupported("catalog '{}': catalog_properties.type '{}' is not supported yet (use sql or hadoop)",
+                       config.catalog_name, *type);
+  }
+  return InvalidArgument("catalog '{}': catalog_properties.type '{}' is not a catalog type (one of: sql, hadoop, "
+                         "filesystem)",
+                         config.catalog_name, *type);
+}
+
+Result<std::string> AbsoluteLocalPath(std::string_view path, std::string_view uri) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(std::filesystem::path(std::string(path)), ec);
+  if (ec) return InvalidArgument("catalog_properties.uri '{}': cannot make '{}' absolute: {}", uri, path, ec.message());
+  return p.lexically_normal().string();
+}
+
+// The SQLite database a `uri` names: an absolute path, or ":memory:".
+Result<std::string> SqliteDatabasePath(const std::string& uri) {
+  const std::string lower = Lower(uri);
+  if (StartsWith(lower, "postgresql") || StartsWith(lower, "postgres:") || StartsWith(lower, "jdbc:postgresql:")) {
+    return Unsupported("catalog_properties.uri '{}': PostgreSQL SQL catalogs are not supported yet; use SQLite "
+                       "(sqlite:////abs/path/catalog.db)",
+                       uri);
+  }
+  if (uri.find('?') != std::string::npos) {
+    return InvalidArgument("catalog_properties.uri '{}': query parameters are not supported", uri);
+  }
+  std::string rest;
+  if (StartsWith(lower, "jdbc:sqlite:")) {
+    rest = uri.substr(std::string_view("jdbc:sqlite:").size());
+    if (rest.empty() || rest == kMemoryDatabase) return std::string(kMemoryDatabase);
+    if (StartsWith(Lower(rest), "file:")) {
+      auto normalized = io::NormalizeLocation(rest);
+      if (!normalized.ok()) {
+        return InvalidArgument("catalog_properties.uri '{}': {}", uri, normalized.status().message());
+      }
+      auto parsed = io::ParseLocation(*normalized);
+      if (!parsed.ok() || parsed->kind != io::StorageKind::kLocal) {
+        return InvalidArgument("catalog_properties.uri '{}': not a local file", uri);
+      }
+      return parsed->path;
+    }
+    return AbsoluteLocalPath(rest, uri);
+  }
+  for (std::string_view scheme : {"sqlite://", "sqlite+pysqlite://"}) {
+    if (!StartsWith(lower, scheme)) continue;
+    rest = uri.substr(scheme.size());
+    if (rest.empty()) return std::string(kMemoryDatabase);  // "sqlite://"
+    if (rest.front() != '/') {
+      return InvalidArgument(
+          "catalog_properties.uri '{}': a SQLite URI has no host; write sqlite:////abs/path.db (absolute) or "
+          "sqlite:///relative/path.db",
+          uri);
+    }
+    rest.erase(0, 1);  // SQLAlchemy: everything after "sqlite:///" is the path as given.
+    if (rest.empty() || rest == kMemoryDatabase) return std::string(kMemoryDatabase);
+    return AbsoluteLocalPath(rest, uri);
+  }
+  return InvalidArgument(
+      "catalog_properties.uri '{}' is not a SQLite URI (expected sqlite:////abs/path.db, sqlite:///rel/path.db, "
+      "sqlite:///:memory: or jdbc:sqlite:/abs/path.db)",
+      uri);
+}
+
+Result<bool> BoolProperty(const CatalogConfig& config, const char* key, bool fallback) {
+  auto value = Get(config, key);
+  if (!value) return fallback;
+  const std::string v = Lower(*value);
+  if (v == "true") return true;
+  if (v == "false") return false;
+  return InvalidArgument("catalog '{}': catalog_properties.{} must be true or false, got '{}'", config.catalog_name,
+                         key, *value);
+}
+
+Result<int> IntProperty(const CatalogConfig& config, const char* key, int fallback) {
+  auto value = Get(config, key);
+  if (!value) return fallback;
+  int out = 0;
+  auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), out);
+  if (value->empty() || ec != std::errc() || end != value->data() + value->size() || out < 0) {
+    return InvalidArgument("catalog '{}': catalog_properties.{} must be a non-negative integer, got '{}'",
+                           config.catalog_name, key, *value);
+  }
+  return out;
+}
+
+Result<std::string> Warehouse(const CatalogConfig& config) {
+  auto warehouse = Get(config, kPropWarehouse);
+  if (!warehouse || warehouse->empty()) {
+    return InvalidArgument("catalog '{}': catalog_properties.warehouse is required", config.catalog_name);
+  }
+  auto normalized = io::NormalizeLocation(*warehouse);
+  if (!normalized.ok()) {
+    return InvalidArgument("catalog '{}': catalog_properties.warehouse '{}' is malformed: {}", config.catalog_name,
+                           *warehouse, normalized.status().message());
+  }
+  return *normalized;
+}
+
+Result<std::string> ScalarValue(const YAML::Node& node, std::string_view key, std::string_view source) {
+  if (!node.IsScalar()) {
+    return InvalidArgument("{}: {} must be a single value, not a {}", source, key,
+                           node.IsMap() ? "map" : node.IsSequence() ? "list" : "null");
+  }
+  return node.Scalar();
+}
+
+Result<CatalogConfig> FromYaml(const YAML::Node& node, std::string_view source, bool strict) {
+  CatalogConfig config;
+  if (!node.IsMap()) {
+    if (node.IsNull()) {
+      return InvalidArgument("{} is empty: expected the keys {} and {}", source, kKeyCatalogName, kKeyCatalogProperties);
+    }
+    return InvalidArgument("{}: expected a map with the keys {} and {}", source, kKeyCatalogName,
+                           kKeyCatalogProperties);
+  }
+  for (const auto& entry : node) {
+    const std::string key = entry.first.as<std::string>();
+    if (key == kKeyCatalogName) {
+      ARROW_ASSIGN_OR_RAISE(config.catalog_name, ScalarValue(entry.second, key, source));
+      if (config.catalog_name.empty()) return InvalidArgument("{}: {} must not be empty", source, key);
+    } else if (key == kKeyCatalogProperties) {
+      if (entry.second.IsNull()) continue;
+      if (!entry.second.IsMap()) return InvalidArgument("{}: {} must be a map of property names to values", source, key);
+      for (const auto& prop : entry.second) {
+        const std::string name = prop.first.as<std::string>();
+        ARROW_ASSIGN_OR_RAISE(std::string value,
+                              ScalarValue(prop.second, fmt::format("{}.{}", kKeyCatalogProperties, name), source));
+        config.catalog_properties[name] = std::move(value);
+      }
+    } else if (strict) {
+      return InvalidArgument("{}: unknown key '{}' (allowed: {}, {})", source, key, kKeyCatalogName,
+                             kKeyCatalogProperties);
+    }
+  }
+  return config;
+}
+
+}  // namespace
+
+Result<CatalogConfig> CatalogConfigFromYaml(const YAML::Node& node, std::string_view source) {
+  try {
+    return FromYaml(node, source, /*strict=*/false);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument("{}: {}", source, e.what());
+  }
+}
+
+Result<CatalogConfig> ParseCatalogConfig(std::string_view yaml_text, std::string_view source) {
+  Result<CatalogConfig> config;
+  try {
+    YAML::Node node = YAML::Load(std::string(yaml_text));
+    config = FromYaml(node, source, /*strict=*/true);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument("{}: malformed YAML: {}", source, e.what());
+  }
+  ARROW_RETURN_NOT_OK(config.status());
+  LS_RETURN_NOT_OK_CTX(ValidateCatalogConfig(*config), "{}", source);
+  return config;
+}
+
+Result<CatalogConfig> LoadCatalogConfigFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return NotFound("catalog configuration file {} does not exist", path);
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in.good() && !in.eof()) return IOError("reading catalog configuration file {}", path);
+  return ParseCatalogConfig(text.str(), path);
+}
+
+Status ValidateCatalogConfig(const CatalogConfig& config) {
+  if (config.catalog_name.empty()) return InvalidArgument("catalog_name must not be empty");
+  ARROW_ASSIGN_OR_RAISE(CatalogType type, TypeOf(config));
+  ARROW_RETURN_NOT_OK(Warehouse(config).status());
+  if (type == CatalogType::kSql) {
+    auto uri = Get(config, kPropUri);
+    if (!uri || uri->empty()) {
+      return InvalidArgument("catalog '{}': catalog_properties.uri is required for a sql catalog (e.g. "
+                             "sqlite:////abs/path/catalog.db)",
+                             config.catalog_name);
+    }
+    LS_RETURN_NOT_OK_CTX(SqliteDatabasePath(*uri).status(), "catalog '{}'", config.catalog_name);
+    ARROW_RETURN_NOT_OK(IntProperty(config, kPropBusyTimeout, 0).status());
+    ARROW_RETURN_NOT_OK(BoolProperty(config, kPropInitCatalogTables, true).status());
+  } else {
+    ARROW_RETURN_NOT_OK(BoolProperty(config, kPropAllowUnsafeObjectStoreCommits, false).status());
+  }
+  return Status::OK();
+}
+
+Result<CatalogConfig> DefaultCatalogConfig() {
+  const char* env = std::getenv("LAKESYNC_WAREHOUSE");
+  const std::string given = env && *env ? env : "lakesync-warehouse";
+  auto location = io::NormalizeLocation(given);
+  if (!location.ok()) {
+    return InvalidArgument("LAKESYNC_WAREHOUSE '{}' is not a usable directory: {}", given, location.status().message());
+  }
+  ARROW_ASSIGN_OR_RAISE(auto parsed, io::ParseLocation(*location));
+  if (parsed.kind != io::StorageKind::kLocal) {
+    return InvalidArgument("LAKESYNC_WAREHOUSE '{}' must be a local directory: the default catalog keeps its SQLite "
+                           "database there (configure a catalog to use an object store)",
+                           given);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(parsed.path, ec);
+  if (ec) return IOError("creating the default warehouse directory {}: {}", parsed.path, ec.message());
+  CatalogConfig config;
+  config.catalog_name = kDefaultCatalogName;
+  config.catalog_properties = {
+      {kPropType, "sql"},
+      {kPropUri, "sqlite:///" + (std::filesystem::path(parsed.path) / "catalog.db").string()},
+      {kPropWarehouse, *location},
+  };
+  return config;
+}
+
+Result<std::shared_ptr<Catalog>> LoadCatalog(const CatalogConfig& config) {
+  ARROW_RETURN_NOT_OK(ValidateCatalogConfig(config));
+  ARROW_ASSIGN_OR_RAISE(CatalogType type, TypeOf(config));
+  ARROW_ASSIGN_OR_RAISE(std::string warehouse, Warehouse(config));
+  LS_ASSIGN_OR_RAISE_CTX(auto io, io::FileIO::Make(config.catalog_properties), "catalog '{}'", config.catalog_name);
+  if (type == CatalogType::kSql) {
+    SqlCatalogOptions options;
+    options.catalog_name = config.catalog_name;
+    ARROW_ASSIGN_OR_RAISE(options.database_path, SqliteDatabasePath(*Get(config, kPropUri)));
+    options.warehouse = warehouse;
+    options.io = io;
+    ARROW_ASSIGN_OR_RAISE(options.busy_timeout_ms, IntProperty(config, kPropBusyTimeout, options.busy_timeout_ms));
+    ARROW_ASSIGN_OR_RAISE(options.init_catalog_tables, BoolProperty(config, kPropInitCatalogTables, true));
+    ARROW_ASSIGN_OR_RAISE(auto catalog, SqlCatalog::Make(std::move(options)));
+    return std::static_pointer_cast<Catalog>(catalog);
+  }
+  FilesystemCatalogOptions options;
+  options.catalog_name = config.catalog_name;
+  options.warehouse = warehouse;
+  options.io = io;
+  ARROW_ASSIGN_OR_RAISE(options.allow_unsafe_object_store_commits,
+                        BoolProperty(config, kPropAllowUnsafeObjectStoreCommits, false));
+  ARROW_ASSIGN_OR_RAISE(auto catalog, FilesystemCatalog::Make(std::move(options)));
+  return std::static_pointer_cast<Catalog>(catalog);
+}
+
+}  // namespace lakesync::catalog
