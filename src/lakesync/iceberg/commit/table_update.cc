@@ -129,7 +129,8 @@ class MetadataBuilder {
               return Status::OK();
             },
             [&](const SetStatistics& u) -> Status {
-              if (!u.statistics.is_object() || !u.statistics.contains("snapshot-id")) {
+              if (!u.statistics.is_object() || !u.statistics.contains("snapshot-id") ||
+                  !u.statistics["snapshot-id"].is_number_integer()) {
                 return InvalidArgument("set-statistics: statistics must be an object with 'snapshot-id'");
               }
               json& stats = m_->statistics;
@@ -154,8 +155,10 @@ class MetadataBuilder {
         update);
   }
 
+  int64_t CommitTimeMs() const { return options_.now_ms ? options_.now_ms : NowMs(); }
+
   Result<std::shared_ptr<TableMetadata>> Finish() {
-    const int64_t now = options_.now_ms ? options_.now_ms : NowMs();
+    const int64_t now = CommitTimeMs();
     if (base_ && !options_.base_metadata_location.empty()) {
       m_->metadata_log.push_back({options_.base_metadata_location, base_->last_updated_ms});
       const size_t max = static_cast<size_t>(std::max(1, options_.max_previous_versions));
@@ -214,6 +217,21 @@ class MetadataBuilder {
   }
 
   Status AddSortOrderImpl(const AddSortOrder& u) {
+    // Java checks a new order against the current schema (SortOrder.checkCompatibility); an order on a
+    // missing column would make the table unreadable for engines that bind it.
+    auto schema = m_->Schema();
+    if (!schema && !m_->schemas.empty()) schema = m_->schemas.back();
+    for (const auto& f : u.sort_order->fields) {
+      const NestedField* source = schema ? schema->FindFieldById(f.source_id) : nullptr;
+      if (!source) {
+        return InvalidArgument("add-sort-order: sort field source id {} is not a column of the current schema",
+                               f.source_id);
+      }
+      if (f.transform.kind() != Transform::Kind::kUnknown && !f.transform.CanTransform(*source->type)) {
+        return InvalidArgument("add-sort-order: transform {} cannot be applied to column '{}' of type {}",
+                               f.transform.ToString(), schema->FindColumnName(f.source_id), source->type->ToString());
+      }
+    }
     for (const auto& o : m_->sort_orders) {
       if (o->fields == u.sort_order->fields) {
         last_added_order_id_ = o->order_id;
@@ -236,17 +254,20 @@ class MetadataBuilder {
     if (m_->SnapshotById(s.snapshot_id)) {
       return InvalidArgument("add-snapshot: snapshot {} already exists", s.snapshot_id);
     }
+    // A stale sequence number or first-row-id means another commit landed since the writer read the
+    // table: that is a retryable conflict (Java's RetryableValidationException, which its REST server
+    // answers with CommitFailedException), not a malformed request.
     if (m_->format_version >= 2 && s.parent_snapshot_id && s.sequence_number <= m_->last_sequence_number) {
-      return InvalidArgument("add-snapshot: snapshot {} has sequence number {}, not above the table's last "
-                             "sequence number {}", s.snapshot_id, s.sequence_number, m_->last_sequence_number);
+      return CommitConflict("add-snapshot: snapshot {} has sequence number {}, not above the table's last "
+                            "sequence number {}", s.snapshot_id, s.sequence_number, m_->last_sequence_number);
     }
     if (m_->format_version >= 3) {
       if (!s.first_row_id || !s.added_rows) {
         return InvalidArgument("add-snapshot: v3 snapshot {} must set first-row-id and added-rows", s.snapshot_id);
       }
       if (*s.first_row_id < m_->next_row_id) {
-        return InvalidArgument("add-snapshot: snapshot {} has first-row-id {} below the table's next-row-id {}",
-                               s.snapshot_id, *s.first_row_id, m_->next_row_id);
+        return CommitConflict("add-snapshot: snapshot {} has first-row-id {} below the table's next-row-id {}",
+                              s.snapshot_id, *s.first_row_id, m_->next_row_id);
       }
       m_->next_row_id = *s.first_row_id + *s.added_rows;
     }
@@ -269,7 +290,9 @@ class MetadataBuilder {
       const bool changed = m_->current_snapshot_id != u.ref.snapshot_id;
       m_->current_snapshot_id = u.ref.snapshot_id;
       if (changed) {
-        const int64_t ts = added_snapshots_.count(u.ref.snapshot_id) ? snapshot->timestamp_ms : NowMs();
+        // A rollback to an older snapshot is logged at the commit time (options.now_ms when given), so
+        // the entry is never later than the last-updated-ms this commit writes.
+        const int64_t ts = added_snapshots_.count(u.ref.snapshot_id) ? snapshot->timestamp_ms : CommitTimeMs();
         m_->snapshot_log.push_back({u.ref.snapshot_id, ts});
       }
     }
@@ -327,14 +350,14 @@ Status CheckRequirements(const TableMetadata* m, const std::vector<TableRequirem
     Status st = std::visit(
         Overloaded{
             [&](const AssertCreate&) -> Status {
-              return m ? CommitConflict("requirement failed: the table already exists") : Status::OK();
+              return m ? CommitConflict("the table already exists") : Status::OK();
             },
             [&](const auto& r) -> Status {
-              if (!m) return CommitConflict("requirement failed: the table does not exist");
+              if (!m) return CommitConflict("the table does not exist");
               using T = std::decay_t<decltype(r)>;
               if constexpr (std::is_same_v<T, AssertTableUuid>) {
                 if (m->table_uuid != r.uuid) {
-                  return CommitConflict("requirement failed: table UUID is {}, expected {}", m->table_uuid, r.uuid);
+                  return CommitConflict("table UUID is {}, expected {}", m->table_uuid, r.uuid);
                 }
               } else if constexpr (std::is_same_v<T, AssertRefSnapshotId>) {
                 auto it = m->refs.find(r.ref);
@@ -342,32 +365,32 @@ Status CheckRequirements(const TableMetadata* m, const std::vector<TableRequirem
                 if (it != m->refs.end()) actual = it->second.snapshot_id;
                 if (r.ref == kMainBranch && !actual) actual = m->current_snapshot_id;
                 if (actual != r.snapshot_id) {
-                  return CommitConflict("requirement failed: branch '{}' is at snapshot {}, expected {}", r.ref,
+                  return CommitConflict("ref '{}' is at snapshot {}, expected {}", r.ref,
                                         OptToString(actual), OptToString(r.snapshot_id));
                 }
               } else if constexpr (std::is_same_v<T, AssertLastAssignedFieldId>) {
                 if (m->last_column_id != r.last_assigned_field_id) {
-                  return CommitConflict("requirement failed: last assigned field id is {}, expected {}",
+                  return CommitConflict("last assigned field id is {}, expected {}",
                                         m->last_column_id, r.last_assigned_field_id);
                 }
               } else if constexpr (std::is_same_v<T, AssertCurrentSchemaId>) {
                 if (m->current_schema_id != r.current_schema_id) {
-                  return CommitConflict("requirement failed: current schema id is {}, expected {}",
+                  return CommitConflict("current schema id is {}, expected {}",
                                         m->current_schema_id, r.current_schema_id);
                 }
               } else if constexpr (std::is_same_v<T, AssertLastAssignedPartitionId>) {
                 if (m->last_partition_id != r.last_assigned_partition_id) {
-                  return CommitConflict("requirement failed: last assigned partition id is {}, expected {}",
+                  return CommitConflict("last assigned partition id is {}, expected {}",
                                         m->last_partition_id, r.last_assigned_partition_id);
                 }
               } else if constexpr (std::is_same_v<T, AssertDefaultSpecId>) {
                 if (m->default_spec_id != r.default_spec_id) {
-                  return CommitConflict("requirement failed: default spec id is {}, expected {}", m->default_spec_id,
+                  return CommitConflict("default spec id is {}, expected {}", m->default_spec_id,
                                         r.default_spec_id);
                 }
               } else if constexpr (std::is_same_v<T, AssertDefaultSortOrderId>) {
                 if (m->default_sort_order_id != r.default_sort_order_id) {
-                  return CommitConflict("requirement failed: default sort order id is {}, expected {}",
+                  return CommitConflict("default sort order id is {}, expected {}",
                                         m->default_sort_order_id, r.default_sort_order_id);
                 }
               }
@@ -375,7 +398,11 @@ Status CheckRequirements(const TableMetadata* m, const std::vector<TableRequirem
             },
         },
         req);
-    ARROW_RETURN_NOT_OK(st);
+    if (!st.ok()) {
+      // Name the requirement as the REST protocol spells it, so a client sees which check failed.
+      return CommitConflict("requirement {} failed: {}", RequirementToJson(req)["type"].get<std::string>(),
+                            st.message());
+    }
   }
   return Status::OK();
 }
@@ -542,6 +569,7 @@ Result<TableUpdate> UpdateFromJson(const json& j) {
   if (action == "add-spec") {
     if (!j.contains("spec")) return InvalidArgument("{} is missing 'spec'", what);
     json spec = j["spec"];
+    if (!spec.is_object()) return InvalidArgument("{} has an invalid 'spec': {}", what, spec.dump());
     if (!spec.contains("spec-id")) spec["spec-id"] = 0;  // the builder assigns the real id
     LS_ASSIGN_OR_RAISE_CTX(auto s, PartitionSpecFromJson(spec), "{}", what);
     return AddPartitionSpec{s};

@@ -61,8 +61,9 @@ Status CheckRequirements(const TableMetadata* current, const std::vector<TableRe
 
 // Applies updates in order to `base` (nullptr for a table being created) and returns the new metadata,
 // validated. `metadata_location` of the base goes into the metadata log. Invalid updates (unknown ids,
-// a sequence number that does not advance, a v3 snapshot without row lineage...) are
-// kInvalidArgument errors that name the update.
+// a sort order on a missing column, a v3 snapshot without row lineage...) are kInvalidArgument errors
+// that name the update. A snapshot whose sequence number or first-row-id is behind the table (another
+// commit landed first) is a kCommitConflict: reload and retry.
 struct ApplyOptions {
   std::string base_metadata_location;  // empty for a new table
   int64_t now_ms = 0;                  // 0: the current time

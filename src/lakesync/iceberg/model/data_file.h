@@ -50,6 +50,10 @@ struct DataFile {
 
 using DataFilePtr = std::shared_ptr<const DataFile>;
 
+// A string equal for two files exactly when they have the same spec id and partition values: the
+// grouping key for "same partition" rules (delete scoping, one delete file per partition).
+std::string PartitionTupleKey(const DataFile& file);
+
 enum class ManifestEntryStatus : int32_t { kExisting = 0, kAdded = 1, kDeleted = 2 };
 
 struct ManifestEntry {
@@ -89,8 +93,13 @@ struct ManifestFile {
   std::vector<PartitionFieldSummary> partitions;
   std::optional<std::string> key_metadata;
   std::optional<int64_t> first_row_id;  // v3 data manifests
+  // v1 manifest lists may leave the file counts null, which the spec reads as "assume non-zero":
+  // such a manifest must be read, whatever its counts say.
+  bool counts_unknown = false;
 
-  bool has_added_or_existing() const { return added_files_count > 0 || existing_files_count > 0; }
+  bool has_added_or_existing() const {
+    return counts_unknown || added_files_count > 0 || existing_files_count > 0;
+  }
 };
 
 }  // namespace lakesync::iceberg

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace lakesync::iceberg {
 namespace {
@@ -20,6 +21,10 @@ Result<T> Get(const json& j, const char* key, std::string_view what) {
       if (!it->is_string()) throw std::runtime_error("not a string");
     } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       if (!it->is_number_integer()) throw std::runtime_error("not an integer");
+      // get<int32_t>() would silently wrap 4294967297 to 1: out-of-range ids are corrupt, not aliases.
+      const bool fits = it->is_number_unsigned() ? std::in_range<T>(it->template get<uint64_t>())
+                                                 : std::in_range<T>(it->template get<int64_t>());
+      if (!fits) throw std::runtime_error("out of range");
     } else if constexpr (std::is_same_v<T, bool>) {
       if (!it->is_boolean()) throw std::runtime_error("not a boolean");
     }
@@ -167,7 +172,8 @@ Result<PartitionSpecPtr> PartitionSpecFromFieldsJson(int32_t spec_id, const json
     const std::string what = fmt::format("partition field '{}'", f.name);
     if (fj.contains("source-id")) {
       ARROW_ASSIGN_OR_RAISE(f.source_id, Get<int32_t>(fj, "source-id", what));
-    } else if (fj.contains("source-ids") && fj["source-ids"].is_array() && fj["source-ids"].size() == 1) {
+    } else if (fj.contains("source-ids") && fj["source-ids"].is_array() && fj["source-ids"].size() == 1 &&
+               fj["source-ids"][0].is_number_integer()) {
       f.source_id = fj["source-ids"][0].get<int32_t>();
     } else {
       return Corrupt("{} is missing 'source-id'", what);
@@ -210,7 +216,8 @@ Result<SortOrderPtr> SortOrderFromJson(const json& j) {
     ARROW_ASSIGN_OR_RAISE(f.transform, Transform::Parse(transform));
     if (fj.contains("source-id")) {
       ARROW_ASSIGN_OR_RAISE(f.source_id, Get<int32_t>(fj, "source-id", what));
-    } else if (fj.contains("source-ids") && fj["source-ids"].is_array() && fj["source-ids"].size() == 1) {
+    } else if (fj.contains("source-ids") && fj["source-ids"].is_array() && fj["source-ids"].size() == 1 &&
+               fj["source-ids"][0].is_number_integer()) {
       f.source_id = fj["source-ids"][0].get<int32_t>();
     } else {
       return Corrupt("{} has a field without 'source-id'", what);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <regex>
+#include <utility>
 
 namespace lakesync::iceberg {
 namespace {
@@ -142,7 +143,10 @@ std::string FormatDate(int32_t days) {
   int64_t y;
   unsigned m, d;
   CivilFromDays(days, y, m, d);
-  return fmt::format("{:04d}-{:02d}-{:02d}", y, m, d);
+  // ISO-8601 expanded years, as Java's LocalDate writes them: four digits after the sign, and a sign
+  // for years before 0000 and after 9999 ("-0001-01-01", "+10000-01-01").
+  const char* sign = y < 0 ? "-" : (y > 9999 ? "+" : "");
+  return fmt::format("{}{:04d}-{:02d}-{:02d}", sign, y < 0 ? -y : y, m, d);
 }
 
 std::string FormatTime(int64_t micros) {
@@ -180,7 +184,7 @@ std::string FormatUuid(std::string_view b) {
 }
 
 Result<int32_t> ParseDate(std::string_view text) {
-  static const std::regex kDate(R"(^(-?\d{4,})-(\d{2})-(\d{2})$)");
+  static const std::regex kDate(R"(^([+-]?\d{4,9})-(\d{2})-(\d{2})$)");
   std::cmatch m;
   if (!std::regex_match(text.begin(), text.end(), m, kDate)) {
     return InvalidArgument("'{}' is not a date (expected YYYY-MM-DD)", text);
@@ -189,7 +193,15 @@ Result<int32_t> ParseDate(std::string_view text) {
   const unsigned mo = static_cast<unsigned>(std::stoi(m[2]));
   const unsigned d = static_cast<unsigned>(std::stoi(m[3]));
   if (mo < 1 || mo > 12 || d < 1 || d > 31) return InvalidArgument("'{}' is not a valid date", text);
-  return static_cast<int32_t>(DaysFromCivil(y, mo, d));
+  const int64_t days = DaysFromCivil(y, mo, d);
+  // Days past the end of the month ("2017-02-30") would silently roll over into the next month.
+  int64_t y2;
+  unsigned mo2, d2;
+  CivilFromDays(days, y2, mo2, d2);
+  if (mo2 != mo || d2 != d || days < INT32_MIN || days > INT32_MAX) {
+    return InvalidArgument("'{}' is not a valid date", text);
+  }
+  return static_cast<int32_t>(days);
 }
 
 namespace {
@@ -223,16 +235,16 @@ Result<int64_t> ParseTimeOfDay(std::string_view text, int digits) {
 Result<int64_t> ParseTime(std::string_view text) { return ParseTimeOfDay(text, 6); }
 
 Result<int64_t> ParseTimestamp(std::string_view text, bool nanos) {
-  static const std::regex kTs(R"(^(-?\d{4,}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?))?(Z|[+-]\d{2}:?\d{2})?$)");
+  static const std::regex kTs(R"(^([+-]?\d{4,9}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?))?(Z|[+-]\d{2}:?\d{2})?$)");
   std::cmatch m;
   if (!std::regex_match(text.begin(), text.end(), m, kTs)) {
     return InvalidArgument("'{}' is not an ISO-8601 timestamp (expected YYYY-MM-DDTHH:MM:SS[.ffffff][Z])", text);
   }
-  ARROW_ASSIGN_OR_RAISE(int32_t days, ParseDate(m[1].str()));
+  LS_ASSIGN_OR_RAISE_CTX(int32_t days, ParseDate(m[1].str()), "timestamp '{}'", text);
   const int digits = nanos ? 9 : 6;
   int64_t tod = 0;
   if (m[2].matched) {
-    ARROW_ASSIGN_OR_RAISE(tod, ParseTimeOfDay(m[2].str(), digits));
+    LS_ASSIGN_OR_RAISE_CTX(tod, ParseTimeOfDay(m[2].str(), digits), "timestamp '{}'", text);
   }
   const int64_t per_sec = nanos ? 1000000000LL : 1000000LL;
   int64_t value = static_cast<int64_t>(days) * 86400 * per_sec + tod;
@@ -247,20 +259,31 @@ Result<int64_t> ParseTimestamp(std::string_view text, bool nanos) {
 }
 
 Result<__int128> ParseDecimal(std::string_view text, int32_t scale) {
-  static const std::regex kDec(R"(^([+-]?)(\d*)(?:\.(\d*))?$)");
+  // Plain ("14.20") or scientific ("1E-10", "2E+20"): Python's str(Decimal), which pyiceberg writes for
+  // defaults, switches to scientific notation for small values such as 0 at scale 10 ("0E-10").
+  static const std::regex kDec(R"(^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,4}))?$)");
   std::cmatch m;
   if (!std::regex_match(text.begin(), text.end(), m, kDec) || (m[2].length() == 0 && m[3].length() == 0)) {
     return InvalidArgument("'{}' is not a decimal number", text);
   }
-  std::string frac = m[3].str();
-  if (static_cast<int32_t>(frac.size()) > scale) {
-    if (frac.find_first_not_of('0', static_cast<size_t>(scale)) != std::string::npos) {
+  // The value is digits * 10^(exponent - fraction length); at `scale` the unscaled value is
+  // digits * 10^shift.
+  std::string digits = m[2].str() + m[3].str();
+  const int64_t exponent = m[4].matched ? std::stoll(m[4].str()) : 0;
+  const int64_t shift = exponent - static_cast<int64_t>(m[3].length()) + scale;
+  // Leading zeros are not significant: "-0.999…" at scale 38 has 38 digits, not 39.
+  digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size()));
+  if (shift < 0) {
+    const size_t drop = static_cast<size_t>(-shift);
+    const size_t keep = digits.size() > drop ? digits.size() - drop : 0;
+    if (digits.find_first_not_of('0', keep) != std::string::npos) {
       return InvalidArgument("'{}' has more than {} decimal places", text, scale);
     }
-    frac.resize(static_cast<size_t>(scale));
+    digits.resize(keep);
+  } else if (!digits.empty()) {
+    if (shift > 38) return InvalidArgument("'{}' has more than 38 digits", text);
+    digits.append(static_cast<size_t>(shift), '0');
   }
-  frac.append(static_cast<size_t>(scale) - frac.size(), '0');
-  const std::string digits = m[2].str() + frac;
   if (digits.size() > 38) return InvalidArgument("'{}' has more than 38 digits", text);
   __int128 v = 0;
   for (char c : digits) v = v * 10 + (c - '0');
@@ -429,12 +452,18 @@ Result<Literal> Literal::FromJson(const Type& type, const nlohmann::json& j) {
     case TypeId::kBoolean:
       ARROW_RETURN_NOT_OK(expect(j.is_boolean()));
       return Literal(j.get<bool>());
-    case TypeId::kInt:
-      ARROW_RETURN_NOT_OK(expect(j.is_number_integer()));
-      return Literal(j.get<int32_t>());
-    case TypeId::kLong:
-      ARROW_RETURN_NOT_OK(expect(j.is_number_integer()));
+    case TypeId::kInt: {
+      // Out-of-range numbers must not wrap silently into another value.
+      const bool fits = j.is_number_unsigned() ? std::in_range<int32_t>(j.get<uint64_t>())
+                                               : j.is_number_integer() && std::in_range<int32_t>(j.get<int64_t>());
+      ARROW_RETURN_NOT_OK(expect(fits));
+      return Literal(static_cast<int32_t>(j.get<int64_t>()));
+    }
+    case TypeId::kLong: {
+      const bool fits = j.is_number_unsigned() ? std::in_range<int64_t>(j.get<uint64_t>()) : j.is_number_integer();
+      ARROW_RETURN_NOT_OK(expect(fits));
       return Literal(j.get<int64_t>());
+    }
     case TypeId::kFloat:
       ARROW_RETURN_NOT_OK(expect(j.is_number()));
       return Literal(j.get<float>());

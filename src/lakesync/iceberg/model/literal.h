@@ -77,7 +77,8 @@ Result<int32_t> ParseDate(std::string_view text);
 Result<int64_t> ParseTime(std::string_view text);
 // Accepts "2017-11-16T22:31:08[.fraction][Z|+hh:mm]" and a space instead of 'T'; returns micros or nanos.
 Result<int64_t> ParseTimestamp(std::string_view text, bool nanos);
-Result<__int128> ParseDecimal(std::string_view text, int32_t scale);  // rejects values that need rounding
+// Plain or scientific notation ("14.20", "1E-10"); rejects values that need rounding at `scale`.
+Result<__int128> ParseDecimal(std::string_view text, int32_t scale);
 Result<std::string> ParseUuid(std::string_view text);                 // 16 raw bytes
 std::string Int128ToString(__int128 v);
 // Proleptic Gregorian calendar conversions (days since 1970-01-01).

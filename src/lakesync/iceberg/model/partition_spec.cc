@@ -1,5 +1,7 @@
 #include "lakesync/iceberg/model/partition_spec.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -85,6 +87,24 @@ std::string EscapePathSegment(const std::string& v) {
   return out;
 }
 
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+// The human form of a partition value, as Java's Transform.toHumanString writes it: year, month and
+// hour ordinals become "2017", "2017-11" and "2017-11-16-22" rather than units since 1970.
+std::string HumanValue(const Transform& transform, const Type& type, const Literal& value) {
+  if (!std::holds_alternative<int32_t>(value.value())) return value.ToString(type);
+  const int64_t v = value.get<int32_t>();
+  auto year = [](int64_t y) { return y < 0 ? fmt::format("-{:04d}", -y) : fmt::format("{:04d}", y); };
+  switch (transform.kind()) {
+    case Transform::Kind::kYear: return year(1970 + v);
+    case Transform::Kind::kMonth:
+      return fmt::format("{}-{:02d}", year(1970 + FloorDiv(v, 12)), v - FloorDiv(v, 12) * 12 + 1);
+    case Transform::Kind::kHour:
+      return fmt::format("{}-{:02d}", FormatDate(static_cast<int32_t>(FloorDiv(v, 24))), v - FloorDiv(v, 24) * 24);
+    default: return value.ToString(type);
+  }
+}
+
 }  // namespace
 
 std::string PartitionSpec::PartitionPath(const Schema& schema, const std::vector<Literal>& values) const {
@@ -93,7 +113,9 @@ std::string PartitionSpec::PartitionPath(const Schema& schema, const std::vector
   for (size_t i = 0; i < fields_.size() && i < values.size(); ++i) {
     if (i) out += "/";
     std::string v = "null";
-    if (type.ok() && !values[i].is_null()) v = values[i].ToString(*(*type)->fields()[i].type);
+    if (type.ok() && !values[i].is_null()) {
+      v = HumanValue(fields_[i].transform, *(*type)->fields()[i].type, values[i]);
+    }
     out += EscapePathSegment(fields_[i].name) + "=" + EscapePathSegment(v);
   }
   return out;

@@ -43,7 +43,8 @@ class PartitionSpec {
   // Same fields (ids, names, transforms, sources), ignoring spec ids.
   bool CompatibleWith(const PartitionSpec& other) const { return fields_ == other.fields_; }
 
-  // Renders a partition tuple as "ts_day=2024-01-01/id_bucket=3" (for paths and display).
+  // Renders a partition tuple as "ts_day=2024-01-01/id_bucket=3" (for paths and display), values in
+  // Java's human form (year "2024", month "2024-01", hour "2024-01-01-10").
   std::string PartitionPath(const Schema& schema, const std::vector<Literal>& values) const;
 
  private:

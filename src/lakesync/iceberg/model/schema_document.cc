@@ -22,10 +22,16 @@ bool HasAnyId(const json& type) {
   return false;
 }
 
+// A string member or a fallback; json::value() would throw when the member has another type.
+std::string StringMember(const json& j, const char* key, const std::string& fallback) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 // Assigns ids breadth-first per struct (a struct's own fields, then their children), like Java.
 Status AssignIds(json& type, int32_t& next) {
   if (!type.is_object()) return Status::OK();
-  const std::string kind = type.value("type", "");
+  const std::string kind = StringMember(type, "type", "");
   if (kind == "struct") {
     if (!type.contains("fields") || !type["fields"].is_array()) return InvalidArgument("struct without 'fields'");
     for (auto& f : type["fields"]) {
@@ -34,7 +40,7 @@ Status AssignIds(json& type, int32_t& next) {
       if (!f.contains("required")) f["required"] = false;
     }
     for (auto& f : type["fields"]) {
-      if (!f.contains("type")) return InvalidArgument("schema field '{}' has no type", f.value("name", "?"));
+      if (!f.contains("type")) return InvalidArgument("schema field '{}' has no type", StringMember(f, "name", "?"));
       ARROW_RETURN_NOT_OK(AssignIds(f["type"], next));
     }
   } else if (kind == "list") {
@@ -62,7 +68,10 @@ Result<SchemaPtr> ParseSchemaDocument(std::string_view text, std::string_view so
   std::vector<std::string> identifier_names;
   if (auto it = doc.find("identifier-fields"); it != doc.end()) {
     if (!it->is_array()) return InvalidArgument("{}: 'identifier-fields' must be a list of column names", source);
-    for (const auto& n : *it) identifier_names.push_back(n.get<std::string>());
+    for (const auto& n : *it) {
+      if (!n.is_string()) return InvalidArgument("{}: 'identifier-fields' must be a list of column names", source);
+      identifier_names.push_back(n.get<std::string>());
+    }
     doc.erase("identifier-fields");
   }
   if (!HasAnyId(doc)) {

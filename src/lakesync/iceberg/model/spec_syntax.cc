@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <regex>
 
 namespace lakesync::iceberg {
@@ -28,7 +29,8 @@ struct Term {
 
 Result<Term> ParseTerm(const std::string& text, const Schema& schema, std::string_view what) {
   static const std::regex kCall(R"(^\s*([A-Za-z_]+)\s*\(\s*([^,()]+?)\s*(?:,\s*(\d+)\s*)?\)\s*$)");
-  static const std::regex kBracket(R"(^\s*(bucket|truncate)\s*\[\s*(\d+)\s*\]\s*\(\s*([^()]+?)\s*\)\s*$)");
+  static const std::regex kBracket(R"(^\s*(bucket|truncate)\s*\[\s*(\d+)\s*\]\s*\(\s*([^()]+?)\s*\)\s*$)",
+                                   std::regex::icase);
   Term term;
   std::smatch m;
   std::string fn, col, arg;
@@ -56,8 +58,12 @@ Result<Term> ParseTerm(const std::string& text, const Schema& schema, std::strin
   if (fn == "identity") {
     term.transform = Transform::Identity();
   } else if (fn == "bucket" || fn == "truncate") {
-    const long long n = std::stoll(arg);
-    if (n <= 0 || n > INT32_MAX) return InvalidArgument("invalid {} '{}': the width must be positive", what, text);
+    // from_chars instead of std::stoll: a width too long for 64 bits must be an error, not a throw.
+    long long n = 0;
+    const auto [ptr, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), n);
+    if (ec != std::errc() || ptr != arg.data() + arg.size() || n <= 0 || n > INT32_MAX) {
+      return InvalidArgument("invalid {} '{}': the width must be a positive int", what, text);
+    }
     term.transform = fn == "bucket" ? Transform::Bucket(static_cast<int32_t>(n)) : Transform::Truncate(static_cast<int32_t>(n));
   } else if (fn == "year" || fn == "years") {
     term.transform = Transform(Transform::Kind::kYear);

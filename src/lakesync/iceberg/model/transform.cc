@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstring>
 #include <regex>
 
@@ -126,8 +127,13 @@ Result<Transform> Transform::Parse(std::string_view text) {
   if (t == "void") return Transform(Kind::kVoid);
   std::smatch m;
   if (std::regex_match(t, m, kParam)) {
-    const long long n = std::stoll(m[2]);
-    if (n <= 0 || n > INT32_MAX) return InvalidArgument("transform '{}' needs a positive parameter", t);
+    // from_chars instead of std::stoll: a parameter too long for 64 bits must be an error, not a throw.
+    const std::string digits = m[2];
+    long long n = 0;
+    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (ec != std::errc() || ptr != digits.data() + digits.size() || n <= 0 || n > INT32_MAX) {
+      return InvalidArgument("transform '{}' needs a positive parameter", t);
+    }
     return Transform(m[1] == "bucket" ? Kind::kBucket : Kind::kTruncate, static_cast<int32_t>(n));
   }
   return Transform(Kind::kUnknown, 0, t);

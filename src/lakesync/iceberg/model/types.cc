@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <regex>
 
@@ -146,30 +148,41 @@ bool Type::Equals(const Type& other) const {
 
 Result<TypePtr> Type::ParsePrimitive(std::string_view name_view) {
   const std::string name(name_view);
+  // Java lower-cases a type name before matching it (Types.fromPrimitiveString), so "LONG" and
+  // "Decimal(10, 2)" are accepted; geo parameters (CRS names) keep their case.
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   for (int i = 0; i < static_cast<int>(TypeId::kStruct); ++i) {
     const auto id = static_cast<TypeId>(i);
     if (id == TypeId::kDecimal || id == TypeId::kFixed) continue;
-    if (PrimitiveName(id) == name) return Singleton(id);
+    if (PrimitiveName(id) == lower) return Singleton(id);
   }
   static const std::regex kDecimal(R"(^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$)");
   static const std::regex kFixed(R"(^fixed\[\s*(\d+)\s*\]$)");
-  static const std::regex kGeo(R"(^(geometry|geography)\((.*)\)$)");
+  static const std::regex kGeo(R"(^(geometry|geography)\s*\(\s*(.*?)\s*\)$)", std::regex::icase);
+  // Digits that do not fit an int are reported as out of range rather than thrown by std::stoi.
+  auto to_int = [](const std::string& digits) {
+    int v = -1;
+    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    return ec == std::errc() && ptr == digits.data() + digits.size() ? v : -1;
+  };
   std::smatch m;
-  if (std::regex_match(name, m, kDecimal)) {
-    const int p = std::stoi(m[1]);
-    const int s = std::stoi(m[2]);
-    if (p < 1 || p > 38 || s > p) {
+  if (std::regex_match(lower, m, kDecimal)) {
+    const int p = to_int(m[1]);
+    const int s = to_int(m[2]);
+    if (p < 1 || p > 38 || s < 0 || s > p) {
       return InvalidArgument("invalid decimal type '{}': precision must be 1..38 and scale <= precision", name);
     }
     return Decimal(p, s);
   }
-  if (std::regex_match(name, m, kFixed)) {
-    const int len = std::stoi(m[1]);
-    if (len < 1) return InvalidArgument("invalid fixed type '{}': length must be positive", name);
+  if (std::regex_match(lower, m, kFixed)) {
+    const int len = to_int(m[1]);
+    if (len < 1) return InvalidArgument("invalid fixed type '{}': length must be a positive int", name);
     return Fixed(len);
   }
   if (std::regex_match(name, m, kGeo)) {
-    return Geo(m[1] == "geometry" ? TypeId::kGeometry : TypeId::kGeography, m[2]);
+    const bool geometry = lower.rfind("geometry", 0) == 0;
+    return Geo(geometry ? TypeId::kGeometry : TypeId::kGeography, m[2]);
   }
   return Unsupported("unknown Iceberg type '{}'", name);
 }

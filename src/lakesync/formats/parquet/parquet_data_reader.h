@@ -1,0 +1,156 @@
+// Reads a Parquet data file as Arrow batches in a requested Iceberg schema (the "read schema").
+//
+// File columns are matched to Iceberg fields by Parquet field id at every depth (structs, list
+// elements, map keys/values), so renamed columns are still found. Files without any field ids (e.g.
+// imported ones) are matched through a name mapping (table property `schema.name-mapping.default`)
+// or, when none is given, by the read schema's current column names. A field absent from the file
+// reads as its v3 `initial-default` or as nulls; a required field that is absent without a default
+// is an error. Type promotions the spec allows are applied (int → long, float → double, decimal
+// precision widening); any other type difference (e.g. date → timestamp) is an error naming the
+// column. Timestamps stored in another unit (ms, ns, INT96) are converted to the Iceberg unit.
+//
+// Batches come out in exactly ToArrowSchema(read schema), one row group at a time (bounded memory),
+// never spanning row groups, each with the file position of its first row (what position deletes
+// and deletion vectors address).
+#pragma once
+
+#include <arrow/io/interfaces.h>
+#include <arrow/type_fwd.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lakesync/formats/parquet/name_mapping.h"
+#include "lakesync/iceberg/model/literal.h"
+#include "lakesync/iceberg/model/schema.h"
+
+namespace parquet::arrow {
+class FileReader;
+}
+namespace arrow {
+class RecordBatchReader;
+}
+
+namespace lakesync::parquet_io {
+
+struct RowGroupInfo {
+  int index = 0;
+  int64_t first_row = 0;     // file position of the row group's first row
+  int64_t num_rows = 0;
+  int64_t start_offset = 0;  // byte offset where the row group starts (split offset)
+  int64_t compressed_size = 0;
+};
+
+// Statistics of one column chunk, converted to the read schema's type.
+struct ColumnChunkStats {
+  std::optional<iceberg::Literal> lower;  // absent when unknown
+  std::optional<iceberg::Literal> upper;
+  std::optional<int64_t> null_count;
+  int64_t value_count = 0;
+};
+
+// What a row-group filter sees: statistics of the read schema's primitive fields that are reached
+// through structs only and present in the file, by field id.
+struct RowGroupStats {
+  int index = 0;
+  int64_t num_rows = 0;
+  std::map<int32_t, ColumnChunkStats> columns;
+};
+
+// Returns false to skip the row group (it certainly holds no wanted row).
+using RowGroupFilter = std::function<bool(const RowGroupStats&)>;
+
+struct ParquetReadOptions {
+  int64_t batch_size = 64 * 1024;
+  // Only these row groups (ascending file order); all when unset.
+  std::optional<std::vector<int>> row_groups;
+  RowGroupFilter row_group_filter;
+  // Used only for files without field ids. When null such files are matched by column name.
+  std::shared_ptr<const NameMapping> name_mapping;
+  bool use_threads = false;
+  arrow::MemoryPool* pool = nullptr;
+};
+
+struct PositionedBatch {
+  std::shared_ptr<arrow::RecordBatch> batch;
+  int64_t first_row_position = 0;
+  int row_group = 0;
+};
+
+class ParquetDataReader {
+ public:
+  // Opens the file and plans the projection. `location` names the file in errors. Returns Corrupt
+  // (naming the location) for a file that is not Parquet or is truncated, InvalidArgument for a
+  // column whose file type cannot be read as the read schema's type, or a required column missing
+  // without a default or for row group indices the file does not have.
+  static Result<std::unique_ptr<ParquetDataReader>> Open(std::shared_ptr<arrow::io::RandomAccessFile> file,
+                                                         std::string location, iceberg::SchemaPtr read_schema,
+                                                         ParquetReadOptions options = {});
+  ~ParquetDataReader();
+
+  // ToArrowSchema(read schema).
+  const std::shared_ptr<arrow::Schema>& schema() const { return arrow_schema_; }
+  const std::string& location() const { return location_; }
+  int64_t num_rows() const { return num_rows_; }
+  // Every row group of the file (not only the selected ones).
+  const std::vector<RowGroupInfo>& row_groups() const { return row_groups_; }
+  // Whether columns were matched by Parquet field ids (false: by name mapping or names).
+  bool matched_by_field_id() const { return by_field_id_; }
+  // The row groups that will be read, after selection and filtering.
+  const std::vector<int>& selected_row_groups() const { return selected_; }
+
+  // The row groups of a file split [start, start + length): those whose start offset lies in it.
+  // Splits planned from a data file's split_offsets cover every row group exactly once this way.
+  static std::vector<int> RowGroupsInRange(const std::vector<RowGroupInfo>& row_groups, int64_t start, int64_t length);
+
+  // Statistics of one row group (what the filter sees).
+  Result<RowGroupStats> StatsFor(int row_group) const;
+
+  // The next batch, or nullopt at the end. Returns Corrupt naming the location for undecodable data.
+  Result<std::optional<PositionedBatch>> Next();
+
+  // Reads everything that is left into one table.
+  Result<std::shared_ptr<arrow::Table>> ReadAll();
+
+  struct Plan;
+
+ private:
+  ParquetDataReader();
+  Result<std::shared_ptr<arrow::RecordBatch>> Convert(const arrow::RecordBatch& file_batch) const;
+  Result<std::shared_ptr<arrow::RecordBatch>> DefaultsOnly(int64_t rows) const;
+
+  std::string location_;
+  iceberg::SchemaPtr read_schema_;
+  ParquetReadOptions options_;
+  std::shared_ptr<arrow::io::RandomAccessFile> file_;
+  std::unique_ptr<parquet::arrow::FileReader> reader_;
+  std::shared_ptr<arrow::Schema> arrow_schema_;
+  std::unique_ptr<Plan> plan_;
+  std::vector<int> column_indices_;  // leaf columns to read
+  std::vector<RowGroupInfo> row_groups_;
+  std::vector<int> selected_;
+  bool by_field_id_ = true;
+  int64_t num_rows_ = 0;
+
+  // Iteration state.
+  size_t next_selected_ = 0;
+  std::unique_ptr<arrow::RecordBatchReader> current_;
+  int current_row_group_ = -1;
+  int64_t current_position_ = 0;
+  int64_t current_remaining_ = 0;  // rows left in a row group read without columns
+};
+
+// Opens a reader for key columns only (key → position resolution): the table schema projected to
+// `key_field_ids` (see SelectFields), with positions as above. Same errors as Open.
+Result<std::unique_ptr<ParquetDataReader>> OpenKeyColumnReader(std::shared_ptr<arrow::io::RandomAccessFile> file,
+                                                               std::string location,
+                                                               const iceberg::Schema& table_schema,
+                                                               const std::vector<int32_t>& key_field_ids,
+                                                               ParquetReadOptions options = {});
+
+}  // namespace lakesync::parquet_io

@@ -1,0 +1,111 @@
+#include "lakesync/formats/parquet/parquet_properties.h"
+
+#include <arrow/util/compression.h>
+#include <parquet/properties.h>
+
+#include <cctype>
+#include <charconv>
+#include <limits>
+
+namespace lakesync::parquet_io {
+namespace {
+
+const std::string* Lookup(const std::map<std::string, std::string>& props, const std::string& data_key,
+                          bool for_delete_files, std::string* used_key) {
+  if (for_delete_files) {
+    // write.parquet.x → write.delete.parquet.x
+    std::string delete_key = "write.delete." + data_key.substr(std::string("write.").size());
+    if (auto it = props.find(delete_key); it != props.end()) {
+      *used_key = delete_key;
+      return &it->second;
+    }
+  }
+  if (auto it = props.find(data_key); it != props.end()) {
+    *used_key = data_key;
+    return &it->second;
+  }
+  return nullptr;
+}
+
+Result<int64_t> ParsePositive(const std::string& key, const std::string& text) {
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v <= 0) {
+    return InvalidArgument("table property {} must be a positive integer, got '{}'", key, text);
+  }
+  return v;
+}
+
+}  // namespace
+
+ParquetWriteProperties::ParquetWriteProperties() : codec(arrow::Compression::ZSTD) {}
+
+Result<ParquetWriteProperties> ParquetWriteProperties::FromTableProperties(
+    const std::map<std::string, std::string>& properties, bool for_delete_files) {
+  ParquetWriteProperties out;
+  std::string key;
+  if (const std::string* v = Lookup(properties, kParquetCompressionCodec, for_delete_files, &key)) {
+    std::string name;
+    for (char c : *v) name.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    if (name == "zstd") {
+      out.codec = arrow::Compression::ZSTD;
+    } else if (name == "snappy") {
+      out.codec = arrow::Compression::SNAPPY;
+    } else if (name == "gzip") {
+      out.codec = arrow::Compression::GZIP;
+    } else if (name == "lz4" || name == "lz4_raw") {
+      out.codec = arrow::Compression::LZ4;
+    } else if (name == "brotli") {
+      out.codec = arrow::Compression::BROTLI;
+    } else if (name == "uncompressed" || name == "none") {
+      out.codec = arrow::Compression::UNCOMPRESSED;
+    } else {
+      return InvalidArgument("table property {}: unsupported Parquet codec '{}'; expected zstd, snappy, gzip, lz4, "
+                             "brotli or uncompressed",
+                             key, *v);
+    }
+    if (!arrow::util::Codec::IsAvailable(out.codec)) {
+      return Unsupported("table property {}: codec '{}' is not built into this Arrow library", key, *v);
+    }
+  }
+  if (const std::string* v = Lookup(properties, kParquetCompressionLevel, for_delete_files, &key)) {
+    int level = 0;
+    auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), level);
+    if (ec != std::errc() || ptr != v->data() + v->size()) {
+      return InvalidArgument("table property {} must be an integer, got '{}'", key, *v);
+    }
+    out.compression_level = level;
+  }
+  if (const std::string* v = Lookup(properties, kParquetRowGroupSizeBytes, for_delete_files, &key)) {
+    ARROW_ASSIGN_OR_RAISE(out.row_group_size_bytes, ParsePositive(key, *v));
+  }
+  if (const std::string* v = Lookup(properties, kParquetPageSizeBytes, for_delete_files, &key)) {
+    ARROW_ASSIGN_OR_RAISE(out.page_size_bytes, ParsePositive(key, *v));
+  }
+  if (const std::string* v = Lookup(properties, kParquetPageRowLimit, for_delete_files, &key)) {
+    ARROW_ASSIGN_OR_RAISE(out.page_row_limit, ParsePositive(key, *v));
+  }
+  if (const std::string* v = Lookup(properties, kParquetDictSizeBytes, for_delete_files, &key)) {
+    ARROW_ASSIGN_OR_RAISE(out.dict_size_bytes, ParsePositive(key, *v));
+  }
+  return out;
+}
+
+std::shared_ptr<parquet::WriterProperties> ParquetWriteProperties::ToWriterProperties() const {
+  parquet::WriterProperties::Builder b;
+  b.compression(codec);
+  // Java passes the level only to codecs that have levels; so do we.
+  if (compression_level && arrow::util::Codec::SupportsCompressionLevel(codec)) b.compression_level(*compression_level);
+  b.data_pagesize(page_size_bytes);
+  b.max_rows_per_page(page_row_limit);
+  b.dictionary_pagesize_limit(dict_size_bytes);
+  b.enable_dictionary();
+  b.enable_statistics();
+  b.enable_store_decimal_as_integer();
+  b.data_page_version(parquet::ParquetDataPageVersion::V1);
+  // Row groups are cut by estimated bytes in ParquetFileWriter, not by a row count.
+  b.max_row_group_length(std::numeric_limits<int64_t>::max());
+  return b.build();
+}
+
+}  // namespace lakesync::parquet_io

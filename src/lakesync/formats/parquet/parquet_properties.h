@@ -1,0 +1,50 @@
+// Parquet writer settings from Iceberg table properties (`write.parquet.*`, with the
+// `write.delete.parquet.*` variants for delete files), parsed once with Java's defaults.
+#pragma once
+
+#include <arrow/util/type_fwd.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "lakesync/common/status.h"
+
+namespace parquet {
+class WriterProperties;
+}
+
+namespace lakesync::parquet_io {
+
+inline constexpr char kParquetCompressionCodec[] = "write.parquet.compression-codec";
+inline constexpr char kParquetCompressionLevel[] = "write.parquet.compression-level";
+inline constexpr char kParquetRowGroupSizeBytes[] = "write.parquet.row-group-size-bytes";
+inline constexpr char kParquetPageSizeBytes[] = "write.parquet.page-size-bytes";
+inline constexpr char kParquetPageRowLimit[] = "write.parquet.page-row-limit";
+inline constexpr char kParquetDictSizeBytes[] = "write.parquet.dict-size-bytes";
+
+struct ParquetWriteProperties {
+  arrow::Compression::type codec;               // zstd, like Java
+  std::optional<int> compression_level;         // codec default when unset
+  int64_t row_group_size_bytes = 128LL << 20;   // compressed bytes, estimated while writing
+  int64_t page_size_bytes = 1LL << 20;
+  int64_t page_row_limit = 20000;
+  int64_t dict_size_bytes = 2LL << 20;
+
+  ParquetWriteProperties();
+
+  // Reads the write.parquet.* keys (for delete files, write.delete.parquet.* first, then the data
+  // keys, as Java does). Unrelated keys are ignored: table properties hold many other settings.
+  // Codecs: zstd, snappy, gzip, lz4 (written as LZ4_RAW), brotli, uncompressed.
+  // Returns InvalidArgument naming the key for an unknown codec or a malformed/non-positive number.
+  static Result<ParquetWriteProperties> FromTableProperties(const std::map<std::string, std::string>& properties,
+                                                            bool for_delete_files = false);
+
+  // Arrow's writer properties for these settings: statistics on, dictionary on, decimals stored as
+  // INT32/INT64 up to precision 18 (the Iceberg spec's Parquet mapping), data page v1 like Java.
+  std::shared_ptr<parquet::WriterProperties> ToWriterProperties() const;
+};
+
+}  // namespace lakesync::parquet_io

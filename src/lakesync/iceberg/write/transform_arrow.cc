@@ -1,0 +1,239 @@
+#include "lakesync/iceberg/write/transform_arrow.h"
+
+#include <arrow/array.h>
+#include <arrow/array/builder_binary.h>
+#include <arrow/array/builder_decimal.h>
+#include <arrow/array/builder_primitive.h>
+#include <arrow/array/util.h>
+#include <arrow/extension_type.h>
+#include <arrow/type.h>
+#include <arrow/util/decimal.h>
+
+#include <cstring>
+
+#include "lakesync/iceberg/model/arrow_schema.h"
+
+namespace lakesync::iceberg {
+namespace {
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+bool IsNanos(TypeId id) { return id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs; }
+
+int32_t HashLong(int64_t v) {
+  char buf[8];
+  std::memcpy(buf, &v, 8);  // little-endian host, as the bucket spec's 8-byte LE encoding
+  return Murmur3Hash32(std::string_view(buf, 8));
+}
+
+__int128 Unscaled(const arrow::Decimal128Array& a, int64_t i) {
+  const arrow::Decimal128 d(a.GetValue(i));
+  return static_cast<__int128>(static_cast<unsigned __int128>(static_cast<uint64_t>(d.high_bits())) << 64 |
+                               d.low_bits());
+}
+
+// Minimal big-endian two's complement bytes of an unscaled decimal (what bucket hashes).
+std::string_view MinimalBigEndian(__int128 v, char (&buf)[16]) {
+  auto u = static_cast<unsigned __int128>(v);
+  for (int i = 15; i >= 0; --i) {
+    buf[i] = static_cast<char>(u & 0xff);
+    u >>= 8;
+  }
+  int start = 0;
+  while (start < 15) {
+    const auto b0 = static_cast<unsigned char>(buf[start]);
+    const auto b1 = static_cast<unsigned char>(buf[start + 1]);
+    if ((b0 == 0x00 && !(b1 & 0x80)) || (b0 == 0xff && (b1 & 0x80))) {
+      ++start;
+    } else {
+      break;
+    }
+  }
+  return std::string_view(buf + start, static_cast<size_t>(16 - start));
+}
+
+size_t Utf8PrefixBytes(std::string_view s, int32_t n) {
+  size_t i = 0;
+  for (int32_t count = 0; i < s.size() && count < n; ++count) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    i += c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 1;
+  }
+  return std::min(i, s.size());
+}
+
+// Fills an int32 (or date32) array with f(i) for every non-null slot of `source`.
+template <typename Builder, typename F>
+Result<std::shared_ptr<arrow::Array>> MapToInt32(const arrow::Array& source, F&& f) {
+  Builder b;
+  ARROW_RETURN_NOT_OK(b.Reserve(source.length()));
+  const bool nulls = source.null_count() > 0;
+  for (int64_t i = 0; i < source.length(); ++i) {
+    if (nulls && source.IsNull(i)) {
+      b.UnsafeAppendNull();
+    } else {
+      b.UnsafeAppend(f(i));
+    }
+  }
+  return b.Finish();
+}
+
+Result<std::shared_ptr<arrow::Array>> Bucket(int32_t n, const Type& type, const arrow::Array& a) {
+  auto mod = [n](int32_t h) { return static_cast<int32_t>((h & INT32_MAX) % n); };
+  switch (type.id()) {
+    case TypeId::kInt:
+    case TypeId::kDate: {
+      const auto* v = a.data()->GetValues<int32_t>(1);
+      return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) { return mod(HashLong(v[i])); });
+    }
+    case TypeId::kLong:
+    case TypeId::kTime:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampTz:
+    case TypeId::kTimestampNs:
+    case TypeId::kTimestampTzNs: {
+      const auto* v = a.data()->GetValues<int64_t>(1);
+      const bool nanos = IsNanos(type.id());
+      return MapToInt32<arrow::Int32Builder>(
+          a, [&](int64_t i) { return mod(HashLong(nanos ? FloorDiv(v[i], 1000) : v[i])); });
+    }
+    case TypeId::kString:
+    case TypeId::kBinary: {
+      const auto& b = static_cast<const arrow::BinaryArray&>(a);
+      return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) { return mod(Murmur3Hash32(b.GetView(i))); });
+    }
+    case TypeId::kUuid:
+    case TypeId::kFixed: {
+      const auto& b = static_cast<const arrow::FixedSizeBinaryArray&>(a);
+      return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) { return mod(Murmur3Hash32(b.GetView(i))); });
+    }
+    case TypeId::kDecimal: {
+      const auto& d = static_cast<const arrow::Decimal128Array&>(a);
+      return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) {
+        char buf[16];
+        return mod(Murmur3Hash32(MinimalBigEndian(Unscaled(d, i), buf)));
+      });
+    }
+    default: return InvalidArgument("cannot bucket a {} column", type.ToString());
+  }
+}
+
+Result<std::shared_ptr<arrow::Array>> Truncate(int32_t width, const Type& type,
+                                               const std::shared_ptr<arrow::Array>& a) {
+  const int64_t w = width;
+  const bool nulls = a->null_count() > 0;
+  switch (type.id()) {
+    case TypeId::kInt: {
+      const auto* v = a->data()->GetValues<int32_t>(1);
+      return MapToInt32<arrow::Int32Builder>(*a, [&](int64_t i) {
+        const int64_t x = v[i];
+        return static_cast<int32_t>(x - (((x % w) + w) % w));
+      });
+    }
+    case TypeId::kLong: {
+      const auto* v = a->data()->GetValues<int64_t>(1);
+      arrow::Int64Builder b;
+      ARROW_RETURN_NOT_OK(b.Reserve(a->length()));
+      for (int64_t i = 0; i < a->length(); ++i) {
+        if (nulls && a->IsNull(i)) {
+          b.UnsafeAppendNull();
+        } else {
+          const int64_t x = v[i];
+          b.UnsafeAppend(x - (((x % w) + w) % w));
+        }
+      }
+      return b.Finish();
+    }
+    case TypeId::kDecimal: {
+      const auto& d = static_cast<const arrow::Decimal128Array&>(*a);
+      arrow::Decimal128Builder b(a->type());
+      ARROW_RETURN_NOT_OK(b.Reserve(a->length()));
+      for (int64_t i = 0; i < a->length(); ++i) {
+        if (nulls && a->IsNull(i)) {
+          b.UnsafeAppendNull();
+          continue;
+        }
+        const __int128 x = Unscaled(d, i);
+        const __int128 t = x - (((x % w) + w) % w);
+        const auto u = static_cast<unsigned __int128>(t);
+        b.UnsafeAppend(
+            arrow::Decimal128(static_cast<int64_t>(static_cast<uint64_t>(u >> 64)), static_cast<uint64_t>(u)));
+      }
+      return b.Finish();
+    }
+    case TypeId::kString:
+    case TypeId::kBinary: {
+      const auto& s = static_cast<const arrow::BinaryArray&>(*a);
+      std::unique_ptr<arrow::BinaryBuilder> b = type.id() == TypeId::kString ? std::make_unique<arrow::StringBuilder>()
+                                                                             : std::make_unique<arrow::BinaryBuilder>();
+      ARROW_RETURN_NOT_OK(b->Reserve(a->length()));
+      for (int64_t i = 0; i < a->length(); ++i) {
+        if (nulls && a->IsNull(i)) {
+          ARROW_RETURN_NOT_OK(b->AppendNull());
+          continue;
+        }
+        std::string_view v = s.GetView(i);
+        const size_t n = type.id() == TypeId::kString ? Utf8PrefixBytes(v, width)
+                                                      : std::min(v.size(), static_cast<size_t>(width));
+        ARROW_RETURN_NOT_OK(b->Append(v.substr(0, n)));
+      }
+      return b->Finish();
+    }
+    default: return InvalidArgument("cannot truncate a {} column", type.ToString());
+  }
+}
+
+Result<std::shared_ptr<arrow::Array>> TimeTransform(Transform::Kind kind, const Type& type, const arrow::Array& a) {
+  if (type.id() == TypeId::kDate) {
+    const auto* v = a.data()->GetValues<int32_t>(1);
+    switch (kind) {
+      case Transform::Kind::kYear:
+        return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) { return YearsFromDays(v[i]); });
+      case Transform::Kind::kMonth:
+        return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) { return MonthsFromDays(v[i]); });
+      case Transform::Kind::kDay: return MapToInt32<arrow::Date32Builder>(a, [&](int64_t i) { return v[i]; });
+      default: return InvalidArgument("cannot take hours of a date column");
+    }
+  }
+  const auto* v = a.data()->GetValues<int64_t>(1);
+  const bool nanos = IsNanos(type.id());
+  auto micros = [&](int64_t i) { return nanos ? FloorDiv(v[i], 1000) : v[i]; };
+  switch (kind) {
+    case Transform::Kind::kYear:
+      return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) { return YearsFromDays(DaysFromMicros(micros(i))); });
+    case Transform::Kind::kMonth:
+      return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) { return MonthsFromDays(DaysFromMicros(micros(i))); });
+    case Transform::Kind::kDay:
+      return MapToInt32<arrow::Date32Builder>(a, [&](int64_t i) { return DaysFromMicros(micros(i)); });
+    default: return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) { return HoursFromMicros(micros(i)); });
+  }
+}
+
+}  // namespace
+
+Result<std::shared_ptr<arrow::Array>> ApplyTransform(const Transform& transform, const Type& source_type,
+                                                     const std::shared_ptr<arrow::Array>& source) {
+  if (!transform.CanTransform(source_type)) {
+    return InvalidArgument("transform {} cannot be applied to a {} column", transform.ToString(),
+                           source_type.ToString());
+  }
+  ARROW_ASSIGN_OR_RAISE(auto expected, ToArrowType(source_type));
+  std::shared_ptr<arrow::Array> a = source;
+  if (source->type_id() == arrow::Type::EXTENSION) a = static_cast<const arrow::ExtensionArray&>(*source).storage();
+  if (!a->type()->Equals(*expected, /*check_metadata=*/false)) {
+    return InvalidArgument("a {} column must arrive as Arrow {}, got {}", source_type.ToString(), expected->ToString(),
+                           a->type()->ToString());
+  }
+  switch (transform.kind()) {
+    case Transform::Kind::kIdentity: return a;
+    case Transform::Kind::kVoid: return arrow::MakeArrayOfNull(expected, a->length());
+    case Transform::Kind::kBucket: return Bucket(transform.param(), source_type, *a);
+    case Transform::Kind::kTruncate: return Truncate(transform.param(), source_type, a);
+    case Transform::Kind::kYear:
+    case Transform::Kind::kMonth:
+    case Transform::Kind::kDay:
+    case Transform::Kind::kHour: return TimeTransform(transform.kind(), source_type, *a);
+    default: return Unsupported("cannot apply the unknown transform '{}'", transform.ToString());
+  }
+}
+
+}  // namespace lakesync::iceberg
