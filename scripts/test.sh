@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what the tests need, builds, and runs every test suite CI runs:
+#   1. GoogleTest unit tests through ctest
+#   2. pytest: CLI, interop (pyiceberg, DuckDB, chDB, pyroaring, fastavro) and object-store tests
+# The output ends with pytest's own summary line. Heavy suites (Spark, long benchmarks) are not
+# here: see bench/ and docs/benchmarks.md.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+"$root/scripts/setup.sh" --test
+
+echo "== unit tests (ctest) =="
+ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
+
+echo "== integration and interop tests (pytest) =="
+export LAKESYNC_BUILD_DIR="$root/build"
+exec .venv/bin/python -m pytest -q -p no:cacheprovider tests "$@"

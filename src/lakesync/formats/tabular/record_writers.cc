@@ -1,0 +1,206 @@
+#include <arrow/array.h>
+#include <arrow/io/interfaces.h>
+#include <arrow/record_batch.h>
+#include <arrow/type.h>
+#include <parquet/arrow/writer.h>
+#include <parquet/properties.h>
+
+#include <algorithm>
+
+#include "lakesync/formats/tabular/json_values_internal.h"
+#include "lakesync/formats/tabular/tabular.h"
+
+namespace lakesync::tabular {
+namespace {
+
+constexpr size_t kFlushBytes = 1 << 20;
+
+class JsonlWriter : public RecordWriter {
+ public:
+  explicit JsonlWriter(std::shared_ptr<arrow::io::OutputStream> out) : out_(std::move(out)) {}
+
+  Status Write(const arrow::RecordBatch& batch) override {
+    for (int64_t r = 0; r < batch.num_rows(); ++r) {
+      ARROW_ASSIGN_OR_RAISE(auto row, RowToJson(batch, r));
+      buffer_ += row;
+      buffer_.push_back('\n');
+      if (buffer_.size() > kFlushBytes) ARROW_RETURN_NOT_OK(Flush());
+    }
+    return Status::OK();
+  }
+  Status Close() override {
+    ARROW_RETURN_NOT_OK(Flush());
+    return out_->Flush();
+  }
+
+ private:
+  Status Flush() {
+    ARROW_RETURN_NOT_OK(out_->Write(buffer_.data(), static_cast<int64_t>(buffer_.size())));
+    buffer_.clear();
+    return Status::OK();
+  }
+  std::shared_ptr<arrow::io::OutputStream> out_;
+  std::string buffer_;
+};
+
+void AppendCsvField(std::string& out, const std::string& cell) {
+  if (cell.find_first_of(",\"\n\r") == std::string::npos) {
+    out += cell;
+    return;
+  }
+  out.push_back('"');
+  for (char c : cell) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+class CsvWriter : public RecordWriter {
+ public:
+  CsvWriter(std::shared_ptr<arrow::Schema> schema, std::shared_ptr<arrow::io::OutputStream> out)
+      : out_(std::move(out)) {
+    for (int i = 0; i < schema->num_fields(); ++i) {
+      if (i) buffer_.push_back(',');
+      AppendCsvField(buffer_, schema->field(i)->name());
+    }
+    buffer_.push_back('\n');
+  }
+
+  Status Write(const arrow::RecordBatch& batch) override {
+    std::string cell;
+    for (int64_t r = 0; r < batch.num_rows(); ++r) {
+      for (int c = 0; c < batch.num_columns(); ++c) {
+        if (c) buffer_.push_back(',');
+        if (batch.column(c)->IsNull(r)) continue;  // null is an empty field
+        cell.clear();
+        ARROW_RETURN_NOT_OK(AppendDisplayValue(cell, *batch.column(c), r));
+        AppendCsvField(buffer_, cell);
+      }
+      buffer_.push_back('\n');
+      if (buffer_.size() > kFlushBytes) ARROW_RETURN_NOT_OK(Flush());
+    }
+    return Status::OK();
+  }
+  Status Close() override {
+    ARROW_RETURN_NOT_OK(Flush());
+    return out_->Flush();
+  }
+
+ private:
+  Status Flush() {
+    ARROW_RETURN_NOT_OK(out_->Write(buffer_.data(), static_cast<int64_t>(buffer_.size())));
+    buffer_.clear();
+    return Status::OK();
+  }
+  std::shared_ptr<arrow::io::OutputStream> out_;
+  std::string buffer_;
+};
+
+// Buffers cells to align columns; beyond max_rows it counts rows without keeping them.
+class TextTableWriter : public RecordWriter {
+ public:
+  TextTableWriter(std::shared_ptr<arrow::Schema> schema, std::shared_ptr<arrow::io::OutputStream> out, int64_t max_rows)
+      : schema_(std::move(schema)), out_(std::move(out)), max_rows_(max_rows) {}
+
+  Status Write(const arrow::RecordBatch& batch) override {
+    for (int64_t r = 0; r < batch.num_rows(); ++r, ++total_rows_) {
+      if (static_cast<int64_t>(rows_.size()) >= max_rows_) continue;
+      std::vector<std::string> row;
+      for (int c = 0; c < batch.num_columns(); ++c) {
+        std::string cell;
+        ARROW_RETURN_NOT_OK(AppendDisplayValue(cell, *batch.column(c), r));
+        std::replace(cell.begin(), cell.end(), '\n', ' ');
+        row.push_back(std::move(cell));
+      }
+      rows_.push_back(std::move(row));
+    }
+    return Status::OK();
+  }
+
+  Status Close() override {
+    const int n = schema_->num_fields();
+    std::vector<size_t> width(static_cast<size_t>(n));
+    for (int c = 0; c < n; ++c) width[static_cast<size_t>(c)] = schema_->field(c)->name().size();
+    for (const auto& row : rows_) {
+      for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], std::min<size_t>(row[c].size(), 60));
+    }
+    std::string text;
+    auto line = [&](const std::vector<std::string>& cells) {
+      for (size_t c = 0; c < cells.size(); ++c) {
+        std::string cell = cells[c].size() > 60 ? cells[c].substr(0, 57) + "..." : cells[c];
+        text += (c ? " | " : "") + cell + std::string(width[c] - std::min(width[c], cell.size()), ' ');
+      }
+      while (!text.empty() && text.back() == ' ') text.pop_back();
+      text.push_back('\n');
+    };
+    std::vector<std::string> header;
+    for (int c = 0; c < n; ++c) header.push_back(schema_->field(c)->name());
+    line(header);
+    for (size_t c = 0; c < width.size(); ++c) text += (c ? "-+-" : "") + std::string(width[c], '-');
+    text.push_back('\n');
+    for (const auto& row : rows_) line(row);
+    if (total_rows_ > static_cast<int64_t>(rows_.size())) {
+      text += "... " + std::to_string(total_rows_ - static_cast<int64_t>(rows_.size())) +
+              " more rows not shown (use --format jsonl or --limit)\n";
+    }
+    text += "(" + std::to_string(total_rows_) + (total_rows_ == 1 ? " row)\n" : " rows)\n");
+    ARROW_RETURN_NOT_OK(out_->Write(text.data(), static_cast<int64_t>(text.size())));
+    return out_->Flush();
+  }
+
+ private:
+  std::shared_ptr<arrow::Schema> schema_;
+  std::shared_ptr<arrow::io::OutputStream> out_;
+  int64_t max_rows_;
+  int64_t total_rows_ = 0;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+class ParquetRecordWriter : public RecordWriter {
+ public:
+  static Result<std::unique_ptr<RecordWriter>> Make(std::shared_ptr<arrow::Schema> schema,
+                                                    std::shared_ptr<arrow::io::OutputStream> out) {
+    auto props = parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->build();
+    auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->build();
+    ARROW_ASSIGN_OR_RAISE(auto writer, parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), out,
+                                                                        props, arrow_props));
+    auto w = std::make_unique<ParquetRecordWriter>();
+    w->writer_ = std::move(writer);
+    return std::unique_ptr<RecordWriter>(std::move(w));
+  }
+  Status Write(const arrow::RecordBatch& batch) override { return writer_->WriteRecordBatch(batch); }
+  Status Close() override { return writer_->Close(); }
+
+ private:
+  std::unique_ptr<parquet::arrow::FileWriter> writer_;
+};
+
+}  // namespace
+
+Result<std::string> RowToJson(const arrow::RecordBatch& batch, int64_t row) {
+  std::string out = "{";
+  for (int c = 0; c < batch.num_columns(); ++c) {
+    if (c) out.push_back(',');
+    AppendJsonString(out, batch.schema()->field(c)->name());
+    out.push_back(':');
+    ARROW_RETURN_NOT_OK(AppendJsonValue(out, *batch.column(c), row));
+  }
+  out.push_back('}');
+  return out;
+}
+
+Result<std::unique_ptr<RecordWriter>> MakeRecordWriter(Format format, std::shared_ptr<arrow::Schema> schema,
+                                                       std::shared_ptr<arrow::io::OutputStream> out,
+                                                       int64_t table_max_rows) {
+  switch (format) {
+    case Format::kJsonl: return std::unique_ptr<RecordWriter>(std::make_unique<JsonlWriter>(std::move(out)));
+    case Format::kCsv: return std::unique_ptr<RecordWriter>(std::make_unique<CsvWriter>(schema, std::move(out)));
+    case Format::kTable:
+      return std::unique_ptr<RecordWriter>(std::make_unique<TextTableWriter>(schema, std::move(out), table_max_rows));
+    case Format::kParquet: return ParquetRecordWriter::Make(schema, std::move(out));
+  }
+  return InvalidArgument("unknown output format");
+}
+
+}  // namespace lakesync::tabular

@@ -1,0 +1,256 @@
+#include "lakesync/table/row_deletes.h"
+
+#include <arrow/array.h>
+#include <arrow/record_batch.h>
+#include <fmt/format.h>
+
+#include "lakesync/common/logging.h"
+#include "lakesync/common/version.h"
+#include "lakesync/formats/puffin/deletion_vector_file.h"
+#include "lakesync/iceberg/commit/table_update.h"
+#include "lakesync/iceberg/write/equality_delete_writer.h"
+#include "lakesync/iceberg/write/file_namer.h"
+#include "lakesync/iceberg/write/position_delete_writer.h"
+#include "lakesync/table/delete_loader.h"
+#include "lakesync/table/scan.h"
+
+namespace lakesync::table {
+namespace {
+
+iceberg::OutputFactory OutputsOf(const Table& table) {
+  auto io = table.io();
+  return [io](const std::string& location) { return io->OpenOutput(location); };
+}
+
+}  // namespace
+
+std::string DataLocation(const iceberg::TableMetadata& m) {
+  return m.Property(iceberg::kPropDataPath, io::JoinLocation(m.location, "data"));
+}
+
+Status PositionDeletes::Add(const iceberg::DataFilePtr& data_file, const iceberg::DataFilePtr& current_dv,
+                            int64_t position) {
+  auto& t = targets_[data_file->file_path];
+  if (!t.data_file) {
+    t.data_file = data_file;
+    t.current_dv = current_dv;
+  }
+  if (!t.positions.Contains(position)) {
+    ARROW_RETURN_NOT_OK(t.positions.Add(position));
+    ++count_;
+  }
+  return Status::OK();
+}
+
+Status PositionDeletes::Add(const iceberg::DataFilePtr& data_file, const iceberg::DataFilePtr& current_dv,
+                            const puffin::PositionBitmap& positions) {
+  auto& t = targets_[data_file->file_path];
+  if (!t.data_file) {
+    t.data_file = data_file;
+    t.current_dv = current_dv;
+  }
+  const int64_t before = t.positions.Cardinality();
+  t.positions.Or(positions);
+  count_ += t.positions.Cardinality() - before;
+  return Status::OK();
+}
+
+Status PositionDeletes::WriteTo(SnapshotUpdate& update, std::vector<std::string>& written) {
+  if (targets_.empty()) return Status::OK();
+  if (table_->metadata()->format_version >= 3) return WriteDeletionVectors(update, written);
+  return WritePositionDeleteFiles(update, written);
+}
+
+Status PositionDeletes::WriteDeletionVectors(SnapshotUpdate& update, std::vector<std::string>& written) {
+  const auto& m = *table_->metadata();
+  const std::string location =
+      io::JoinLocation(DataLocation(m), fmt::format("{}-deletes.puffin", iceberg::NewUuid()));
+  ARROW_ASSIGN_OR_RAISE(auto out, table_->io()->OpenOutput(location));
+  written.push_back(location);
+  puffin::DeletionVectorWriterOptions options;
+  options.lakesync_version = LAKESYNC_VERSION;
+  ARROW_ASSIGN_OR_RAISE(auto writer, puffin::DeletionVectorWriter::Make(out, options));
+  DeleteLoader loader(table_->io(), m.Schema());
+  std::vector<const Target*> order;
+  for (auto& [path, target] : targets_) {
+    // Merge with the vector the data file already has: one live vector per data file.
+    if (target.current_dv) {
+      ARROW_ASSIGN_OR_RAISE(auto existing, loader.DeletedPositions(path, target.current_dv, {}));
+      target.positions.Or(existing);
+    }
+    target.positions.RunOptimize();
+    LS_RETURN_NOT_OK_CTX(writer->Add(path, target.positions), "writing the deletion vector of {}", path);
+    order.push_back(&target);
+  }
+  ARROW_ASSIGN_OR_RAISE(auto file, writer->Finish());
+  ARROW_RETURN_NOT_OK(out->Close());
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Target& target = *order[i];
+    const auto& dv = file.vectors[i];
+    iceberg::DataFile f;
+    f.content = iceberg::FileContent::kPositionDeletes;
+    f.file_format = iceberg::FileFormat::kPuffin;
+    f.file_path = location;
+    f.spec_id = target.data_file->spec_id;
+    f.partition = target.data_file->partition;
+    f.record_count = dv.cardinality;
+    f.file_size_in_bytes = file.file_size_in_bytes;
+    f.referenced_data_file = dv.referenced_data_file;
+    f.content_offset = dv.content_offset;
+    f.content_size_in_bytes = dv.content_size_in_bytes;
+    update.AddDeleteFile(std::move(f));
+    if (target.current_dv) {
+      update.RemoveDeleteFile(target.current_dv->file_path, target.current_dv->referenced_data_file);
+    }
+  }
+  return Status::OK();
+}
+
+Status PositionDeletes::WritePositionDeleteFiles(SnapshotUpdate& update, std::vector<std::string>& written) {
+  const auto& m = *table_->metadata();
+  iceberg::FileNamer namer(DataLocation(m), 0, 0);
+  std::map<std::string, std::vector<const Target*>> groups;
+  for (const auto& [path, target] : targets_) groups[iceberg::PartitionTupleKey(*target.data_file)].push_back(&target);
+  for (const auto& [key, targets] : groups) {
+    const auto& first = *targets.front()->data_file;
+    auto spec = m.SpecById(first.spec_id);
+    const std::string partition_path = spec ? spec->PartitionPath(*m.Schema(), first.partition) : "";
+    iceberg::PositionDeleteWriterOptions options;
+    options.location = namer.NewLocation(partition_path, /*deletes=*/true);
+    options.output_factory = OutputsOf(*table_);
+    options.spec_id = first.spec_id;
+    options.partition = first.partition;
+    options.properties = m.properties;
+    ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::PositionDeleteWriter::Make(options));
+    written.push_back(options.location);
+    for (const Target* t : targets) {
+      ARROW_RETURN_NOT_OK(writer->DeletePositions(t->data_file->file_path, t->positions.ToVector()));
+    }
+    ARROW_ASSIGN_OR_RAISE(auto file, writer->Close());
+    update.AddDeleteFile(std::move(file));
+  }
+  return Status::OK();
+}
+
+Result<DeleteWhereResult> DeleteWhere(const std::shared_ptr<Table>& table, const DeleteWhereOptions& options) {
+  if (options.filter.empty()) return InvalidArgument("a delete needs a filter (use 'true' to delete every row)");
+  const auto& m = *table->metadata();
+  if (m.format_version < 2) return Unsupported("row-level deletes need format version 2 or later");
+  auto schema = m.Schema();
+  std::vector<std::string> equality_columns = options.equality_columns;
+  std::vector<int32_t> equality_ids;
+  if (options.mode == DeleteMode::kEquality) {
+    if (equality_columns.empty()) {
+      for (int32_t id : schema->identifier_field_ids()) equality_columns.push_back(schema->FindColumnName(id));
+    }
+    if (equality_columns.empty()) {
+      return InvalidArgument("equality deletes need key columns: give --equality-columns or set identifier fields");
+    }
+    for (const auto& c : equality_columns) {
+      const auto* f = schema->FindFieldByName(c);
+      if (!f || schema->TopLevelIndex(f->id) < 0) return InvalidArgument("unknown top-level column '{}'", c);
+      equality_ids.push_back(f->id);
+    }
+  }
+  ScanOptions scan_options;
+  scan_options.filter = options.filter == "true" ? "" : options.filter;
+  scan_options.with_file_and_pos = true;
+  if (options.mode == DeleteMode::kEquality) {
+    scan_options.select = equality_columns;
+  } else if (!schema->fields().empty()) {
+    scan_options.select = {schema->fields().front().name};
+  }
+  ARROW_ASSIGN_OR_RAISE(auto scan, TableScan::Make(table, scan_options));
+  ARROW_ASSIGN_OR_RAISE(auto tasks, scan->PlanFiles());
+  std::map<std::string, const FileScanTask*> task_of;
+  for (const auto& t : tasks) task_of[t.file->file_path] = &t;
+  ARROW_ASSIGN_OR_RAISE(auto reader, scan->Open());
+
+  DeleteWhereResult result;
+  SnapshotUpdate update(table);
+  std::vector<std::string> written;
+  PositionDeletes positions(table);
+  std::map<std::string, std::unique_ptr<iceberg::EqualityDeleteWriter>> equality_writers;
+  iceberg::FileNamer namer(DataLocation(m), 0, 0);
+  auto fail = [&](const Status& st) {
+    for (auto& [k, w] : equality_writers) (void)w->Abort();
+    for (const auto& f : written) (void)table->io()->Delete(f);
+    return WithContext(st, "deleting from " + table->name());
+  };
+  Status st = [&]() -> Status {
+    while (true) {
+      std::shared_ptr<arrow::RecordBatch> batch;
+      ARROW_RETURN_NOT_OK(reader->ReadNext(&batch));
+      if (!batch) break;
+      const auto& files = static_cast<const arrow::StringArray&>(*batch->GetColumnByName(kFileColumn));
+      const auto& pos = static_cast<const arrow::Int64Array&>(*batch->GetColumnByName(kPosColumn));
+      if (options.mode == DeleteMode::kPosition) {
+        for (int64_t i = 0; i < batch->num_rows(); ++i) {
+          const FileScanTask* task = task_of.at(std::string(files.GetView(i)));
+          ARROW_RETURN_NOT_OK(positions.Add(task->file, task->deletion_vector, pos.Value(i)));
+        }
+        continue;
+      }
+      // Equality mode: the matched rows' key values go to a delete file in their data file's partition.
+      ARROW_ASSIGN_OR_RAISE(auto keys, batch->SelectColumns([&] {
+        std::vector<int> idx;
+        for (size_t c = 0; c < equality_columns.size(); ++c) idx.push_back(static_cast<int>(c));
+        return idx;
+      }()));
+      for (int64_t i = 0; i < batch->num_rows(); ++i) {
+        const FileScanTask* task = task_of.at(std::string(files.GetView(i)));
+        const std::string group = iceberg::PartitionTupleKey(*task->file);
+        auto& writer = equality_writers[group];
+        if (!writer) {
+          auto spec = m.SpecById(task->file->spec_id);
+          iceberg::EqualityDeleteWriterOptions eq;
+          eq.table_schema = schema;
+          eq.equality_field_ids = equality_ids;
+          eq.location = namer.NewLocation(spec ? spec->PartitionPath(*schema, task->file->partition) : "", true);
+          eq.output_factory = OutputsOf(*table);
+          eq.spec_id = task->file->spec_id;
+          eq.partition = task->file->partition;
+          eq.properties = m.properties;
+          ARROW_ASSIGN_OR_RAISE(writer, iceberg::EqualityDeleteWriter::Make(eq));
+          written.push_back(eq.location);
+        }
+        ARROW_RETURN_NOT_OK(writer->Write(keys->Slice(i, 1)));
+        ++result.deleted_rows;
+      }
+    }
+    if (options.mode == DeleteMode::kPosition) {
+      result.deleted_rows = positions.count();
+      ARROW_RETURN_NOT_OK(positions.WriteTo(update, written));
+    } else {
+      for (auto& [group, writer] : equality_writers) {
+        ARROW_ASSIGN_OR_RAISE(auto file, writer->Close());
+        update.AddDeleteFile(std::move(file));
+      }
+      equality_writers.clear();
+    }
+    return Status::OK();
+  }();
+  if (!st.ok()) return fail(st);
+  if (update.empty()) return result;
+  // Position deletes name data files: they must still be live when the commit lands.
+  update.AddValidation([&](const CommitBase& base) -> Status {
+    ARROW_ASSIGN_OR_RAISE(auto live, base.live_data_files());
+    for (const auto& t : tasks) {
+      if (!live->count(t.file->file_path)) {
+        return CommitConflict("data file {} was removed by a concurrent commit; run the delete again",
+                              t.file->file_path);
+      }
+    }
+    return Status::OK();
+  });
+  auto committed = update.Commit();
+  if (!committed.ok()) {
+    if (KindOf(committed.status()) == ErrorKind::kCommitStateUnknown) return committed.status();
+    return fail(committed.status());
+  }
+  result.snapshot_id = committed->snapshot_id;
+  result.delete_files = static_cast<int64_t>(written.size());
+  return result;
+}
+
+}  // namespace lakesync::table

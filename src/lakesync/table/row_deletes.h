@@ -1,0 +1,71 @@
+// Deleting rows in merge-on-read style. Rows identified by (data file, position) become deletion
+// vectors on v3 tables (one per data file, merged with the file's current vector, which the commit
+// removes, so a file never has two live vectors) or position delete files on v2 tables (one per
+// partition). Rows identified by key become equality delete files (the opt-in fallback).
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lakesync/formats/puffin/positions_bitmap.h"
+#include "lakesync/table/snapshot_update.h"
+
+namespace lakesync::table {
+
+class PositionDeletes {
+ public:
+  explicit PositionDeletes(std::shared_ptr<Table> table) : table_(std::move(table)) {}
+
+  // Records that `position` of `data_file` is deleted. `current_dv` is the file's live deletion
+  // vector (from scan planning), merged into the new one on v3.
+  Status Add(const iceberg::DataFilePtr& data_file, const iceberg::DataFilePtr& current_dv, int64_t position);
+  Status Add(const iceberg::DataFilePtr& data_file, const iceberg::DataFilePtr& current_dv,
+             const puffin::PositionBitmap& positions);
+
+  int64_t count() const { return count_; }
+  bool empty() const { return count_ == 0; }
+
+  // Writes the delete files and registers them (and the vectors they replace) with `update`.
+  // The locations written are appended to `written` so a failed commit can delete them.
+  Status WriteTo(SnapshotUpdate& update, std::vector<std::string>& written);
+
+ private:
+  struct Target {
+    iceberg::DataFilePtr data_file;
+    iceberg::DataFilePtr current_dv;
+    puffin::PositionBitmap positions;
+  };
+  Status WriteDeletionVectors(SnapshotUpdate& update, std::vector<std::string>& written);
+  Status WritePositionDeleteFiles(SnapshotUpdate& update, std::vector<std::string>& written);
+
+  std::shared_ptr<Table> table_;
+  std::map<std::string, Target> targets_;  // by data file path
+  int64_t count_ = 0;
+};
+
+enum class DeleteMode { kPosition, kEquality };
+
+struct DeleteWhereOptions {
+  std::string filter;  // rows to delete (required; "true" deletes everything)
+  DeleteMode mode = DeleteMode::kPosition;
+  std::vector<std::string> equality_columns;  // kEquality: default the table's identifier fields
+};
+
+struct DeleteWhereResult {
+  int64_t deleted_rows = 0;
+  int64_t delete_files = 0;
+  std::optional<int64_t> snapshot_id;  // none when nothing matched
+};
+
+// Deletes the rows matching a filter without rewriting data files.
+Result<DeleteWhereResult> DeleteWhere(const std::shared_ptr<Table>& table, const DeleteWhereOptions& options);
+
+// The table's data directory (write.data.path or <location>/data).
+std::string DataLocation(const iceberg::TableMetadata& metadata);
+
+}  // namespace lakesync::table

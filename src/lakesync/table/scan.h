@@ -1,0 +1,84 @@
+// Table scans: plan the data files of a snapshot that may match a filter (partition and metrics
+// pruning), attach the delete files that apply to each (spec "Scan Planning": deletion vectors and
+// position deletes with seq(D) <= seq(delete), equality deletes with seq(D) < seq(delete)), and read
+// them as a stream of Arrow batches with deletes applied, the filter evaluated and columns projected.
+// Memory stays bounded: one data file's batch at a time plus the delete sets of that file.
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lakesync/iceberg/model/data_file.h"
+#include "lakesync/table/table.h"
+
+namespace lakesync::table {
+
+// Metadata columns a scan can add after the table columns.
+inline constexpr char kFileColumn[] = "_file";  // the data file's path (string)
+inline constexpr char kPosColumn[] = "_pos";    // the row's position in its data file (long)
+
+struct ScanOptions {
+  std::optional<int64_t> snapshot_id;         // default: the current snapshot of `ref`
+  std::string ref = "main";                   // branch or tag
+  std::optional<int64_t> as_of_timestamp_ms;  // the snapshot current at that time
+  std::string filter;                         // SQL-like predicate, e.g. "id > 5 AND region = 'eu'"
+  std::vector<std::string> select;            // top-level columns, default all
+  std::optional<int64_t> limit;
+  bool case_sensitive = true;
+  int64_t batch_rows = 64 * 1024;
+  bool with_file_and_pos = false;             // append _file and _pos
+  bool use_threads = true;                    // decode a file's columns in parallel
+};
+
+struct FileScanTask {
+  iceberg::DataFilePtr file;
+  int64_t data_sequence_number = 0;
+  iceberg::DataFilePtr deletion_vector;                 // at most one
+  std::vector<iceberg::DataFilePtr> position_deletes;   // v2 position delete files (when no DV)
+  std::vector<iceberg::DataFilePtr> equality_deletes;
+};
+
+struct ScanPlanStats {
+  int64_t manifests = 0;
+  int64_t manifests_skipped = 0;
+  int64_t data_files = 0;
+  int64_t data_files_skipped = 0;
+  int64_t delete_files = 0;
+};
+
+class TableScan {
+ public:
+  // Errors: kNotFound for an unknown snapshot id or ref, kInvalidArgument for a malformed filter or an
+  // unknown column (both name it).
+  static Result<std::unique_ptr<TableScan>> Make(std::shared_ptr<Table> table, ScanOptions options);
+
+  // Null when the table has no snapshot (the scan is empty).
+  const iceberg::SnapshotPtr& snapshot() const { return snapshot_; }
+  const iceberg::SchemaPtr& schema() const { return schema_; }
+  // The schema of the batches Open() returns.
+  const std::shared_ptr<arrow::Schema>& output_schema() const { return output_schema_; }
+  const ScanPlanStats& stats() const { return stats_; }
+
+  Result<std::vector<FileScanTask>> PlanFiles();
+  // Plans (if not done yet) and reads.
+  Result<std::shared_ptr<arrow::RecordBatchReader>> Open();
+
+  struct State;
+
+ private:
+  TableScan() = default;
+  std::shared_ptr<Table> table_;
+  ScanOptions options_;
+  iceberg::SnapshotPtr snapshot_;
+  iceberg::SchemaPtr schema_;
+  std::shared_ptr<arrow::Schema> output_schema_;
+  std::shared_ptr<State> state_;
+  ScanPlanStats stats_;
+  std::optional<std::vector<FileScanTask>> tasks_;
+};
+
+}  // namespace lakesync::table

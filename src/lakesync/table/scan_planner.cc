@@ -1,0 +1,266 @@
+// Scan planning: choose the snapshot, prune manifests and data files, match delete files.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <arrow/type.h>
+
+#include "lakesync/iceberg/expr/binder.h"
+#include "lakesync/iceberg/expr/metrics_evaluator.h"
+#include "lakesync/iceberg/expr/parser.h"
+#include "lakesync/iceberg/expr/partition_evaluator.h"
+#include "lakesync/iceberg/manifest/manifest_list.h"
+#include "lakesync/iceberg/manifest/manifest_reader.h"
+#include "lakesync/iceberg/model/arrow_schema.h"
+#include "lakesync/table/scan.h"
+#include "lakesync/table/scan_internal.h"
+
+namespace lakesync::table {
+namespace {
+
+using iceberg::DataFile;
+using iceberg::DataFilePtr;
+using iceberg::FileContent;
+using iceberg::ManifestContent;
+using iceberg::ManifestEntryStatus;
+
+struct SequencedFile {
+  int64_t sequence_number;
+  DataFilePtr file;
+};
+
+// Delete files of a snapshot, indexed the way scan planning looks them up.
+class DeleteIndex {
+ public:
+  Status Add(const iceberg::ManifestEntry& entry, const iceberg::TableMetadata& metadata) {
+    const DataFilePtr& f = entry.data_file;
+    const int64_t seq = entry.sequence_number.value_or(0);
+    if (f->content == FileContent::kPositionDeletes) {
+      if (f->IsDeletionVector()) {
+        const std::string& target = f->referenced_data_file.value_or("");
+        if (target.empty()) return Corrupt("deletion vector in {} has no referenced_data_file", f->file_path);
+        if (!dvs_.emplace(target, SequencedFile{seq, f}).second) {
+          // Java readers refuse such tables too ("Can't index multiple DVs").
+          return Corrupt("two live deletion vectors for data file {} ({} and {})", target,
+                         dvs_[target].file->file_path, f->file_path);
+        }
+      } else {
+        positional_[iceberg::PartitionTupleKey(*f)].push_back({seq, f});
+      }
+    } else if (f->content == FileContent::kEqualityDeletes) {
+      auto spec = metadata.SpecById(f->spec_id);
+      if (spec && spec->IsUnpartitioned()) {
+        global_equality_.push_back({seq, f});
+      } else {
+        equality_[iceberg::PartitionTupleKey(*f)].push_back({seq, f});
+      }
+    }
+    return Status::OK();
+  }
+
+  void Attach(FileScanTask& task) const {
+    const DataFile& d = *task.file;
+    const int64_t seq = task.data_sequence_number;
+    if (auto it = dvs_.find(d.file_path); it != dvs_.end() && seq <= it->second.sequence_number) {
+      task.deletion_vector = it->second.file;
+    } else if (auto pit = positional_.find(iceberg::PartitionTupleKey(d)); pit != positional_.end()) {
+      // Position delete files are ignored for a data file that has a DV (spec).
+      for (const auto& p : pit->second) {
+        if (seq > p.sequence_number) continue;
+        if (p.file->referenced_data_file && *p.file->referenced_data_file != d.file_path) continue;
+        if (!MayReference(*p.file, d.file_path)) continue;
+        task.position_deletes.push_back(p.file);
+      }
+    }
+    auto add_equality = [&](const std::vector<SequencedFile>& files) {
+      for (const auto& e : files) {
+        if (seq < e.sequence_number) task.equality_deletes.push_back(e.file);  // strictly older data only
+      }
+    };
+    if (auto eit = equality_.find(iceberg::PartitionTupleKey(d)); eit != equality_.end()) add_equality(eit->second);
+    add_equality(global_equality_);
+  }
+
+  int64_t size() const {
+    int64_t n = static_cast<int64_t>(dvs_.size() + global_equality_.size());
+    for (const auto& [k, v] : positional_) n += static_cast<int64_t>(v.size());
+    for (const auto& [k, v] : equality_) n += static_cast<int64_t>(v.size());
+    return n;
+  }
+
+ private:
+  // Uses the file_path bounds of a position delete file to skip data files it cannot reference.
+  static bool MayReference(const DataFile& deletes, const std::string& path) {
+    constexpr int32_t kFilePathId = 2147483546;
+    auto lo = deletes.lower_bounds.find(kFilePathId);
+    auto hi = deletes.upper_bounds.find(kFilePathId);
+    if (lo != deletes.lower_bounds.end() && path < lo->second) return false;
+    // Upper bounds may be truncated prefixes: only compare the prefix length.
+    if (hi != deletes.upper_bounds.end() && path.compare(0, hi->second.size(), hi->second) > 0) return false;
+    return true;
+  }
+
+  std::map<std::string, SequencedFile> dvs_;
+  std::map<std::string, std::vector<SequencedFile>> positional_;
+  std::map<std::string, std::vector<SequencedFile>> equality_;
+  std::vector<SequencedFile> global_equality_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TableScan>> TableScan::Make(std::shared_ptr<Table> table, ScanOptions options) {
+  std::unique_ptr<TableScan> scan(new TableScan());
+  const auto& m = *table->metadata();
+  if (options.snapshot_id) {
+    scan->snapshot_ = m.SnapshotById(*options.snapshot_id);
+    if (!scan->snapshot_) {
+      return NotFound("table {} has no snapshot {}", table->name(), *options.snapshot_id);
+    }
+  } else if (options.as_of_timestamp_ms) {
+    scan->snapshot_ = m.SnapshotAsOf(*options.as_of_timestamp_ms);
+    if (!scan->snapshot_) {
+      return NotFound("table {} has no snapshot at or before {}Z", table->name(),
+                      iceberg::FormatTimestamp(*options.as_of_timestamp_ms * 1000, false, false));
+    }
+  } else {
+    scan->snapshot_ = m.SnapshotForRef(options.ref);
+    if (!scan->snapshot_ && options.ref != iceberg::kMainBranch) {
+      return NotFound("table {} has no branch or tag '{}'", table->name(), options.ref);
+    }
+  }
+  // Time travel reads with the schema the snapshot was written with; the current state with the
+  // current schema.
+  scan->schema_ = m.Schema();
+  if (scan->snapshot_ && (options.snapshot_id || options.as_of_timestamp_ms) && scan->snapshot_->schema_id) {
+    if (auto s = m.SchemaById(*scan->snapshot_->schema_id)) scan->schema_ = s;
+  }
+  auto state = std::make_shared<State>();
+  state->schema = scan->schema_;
+  state->filter = iceberg::BoundExpr::AlwaysTrue();
+  if (!options.filter.empty()) {
+    LS_ASSIGN_OR_RAISE_CTX(state->filter,
+                           iceberg::ParseAndBind(options.filter, *scan->schema_, options.case_sensitive),
+                           "invalid --filter");
+  }
+  // Output columns: the selection (or all), in the order given.
+  std::vector<iceberg::NestedField> output_fields;
+  if (options.select.empty()) {
+    output_fields = scan->schema_->fields();
+  } else {
+    for (const auto& name : options.select) {
+      const iceberg::NestedField* found = nullptr;
+      for (const auto& f : scan->schema_->fields()) {
+        const bool same = options.case_sensitive
+                              ? f.name == name
+                              : std::equal(f.name.begin(), f.name.end(), name.begin(), name.end(),
+                                           [](char a, char b) { return std::tolower(a) == std::tolower(b); });
+        if (same) found = &f;
+      }
+      if (!found) {
+        std::string available;
+        for (const auto& f : scan->schema_->fields()) available += (available.empty() ? "" : ", ") + f.name;
+        return InvalidArgument("unknown column '{}' in --select (columns: {})", name, available);
+      }
+      output_fields.push_back(*found);
+    }
+  }
+  state->output = std::make_shared<const iceberg::Schema>(scan->schema_->schema_id(), output_fields);
+  ARROW_ASSIGN_OR_RAISE(auto arrow_out, iceberg::ToArrowSchema(*state->output));
+  if (options.with_file_and_pos) {
+    ARROW_ASSIGN_OR_RAISE(arrow_out, arrow_out->AddField(arrow_out->num_fields(),
+                                                        arrow::field(kFileColumn, arrow::utf8(), false)));
+    ARROW_ASSIGN_OR_RAISE(arrow_out, arrow_out->AddField(arrow_out->num_fields(),
+                                                        arrow::field(kPosColumn, arrow::int64(), false)));
+  }
+  scan->output_schema_ = arrow_out;
+  scan->state_ = state;
+  scan->table_ = std::move(table);
+  scan->options_ = std::move(options);
+  return scan;
+}
+
+Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
+  if (tasks_) return *tasks_;
+  std::vector<FileScanTask> tasks;
+  if (!snapshot_) {
+    tasks_ = tasks;
+    return tasks;
+  }
+  const auto& m = *table_->metadata();
+  auto& io = *table_->io();
+  LS_ASSIGN_OR_RAISE_CTX(std::string list_bytes, io.ReadAll(snapshot_->manifest_list),
+                         "reading the manifest list of snapshot {}", snapshot_->snapshot_id);
+  ARROW_ASSIGN_OR_RAISE(auto list, iceberg::ReadManifestList(list_bytes, snapshot_->manifest_list));
+
+  const bool filtered = state_->filter.op() != iceberg::Operation::kTrue;
+  std::map<int32_t, std::optional<iceberg::ManifestEvaluator>> manifest_evaluators;
+  std::map<int32_t, std::optional<iceberg::PartitionEvaluator>> partition_evaluators;
+  std::optional<iceberg::InclusiveMetricsEvaluator> metrics;
+  if (filtered) metrics.emplace(state_->filter);
+
+  DeleteIndex deletes;
+  std::vector<std::pair<int64_t, DataFilePtr>> data_files;
+  for (const auto& manifest : list.manifests) {
+    ++stats_.manifests;
+    auto spec = m.SpecById(manifest.partition_spec_id);
+    const bool is_data = manifest.content == ManifestContent::kData;
+    if (is_data && filtered && spec) {
+      auto& evaluator = manifest_evaluators[manifest.partition_spec_id];
+      if (!evaluator) {
+        auto made = iceberg::ManifestEvaluator::Make(state_->filter, *spec, *schema_);
+        if (made.ok()) evaluator.emplace(std::move(*made));
+      }
+      if (evaluator) {
+        ARROW_ASSIGN_OR_RAISE(bool may, evaluator->MightMatch(manifest));
+        if (!may) {
+          ++stats_.manifests_skipped;
+          continue;
+        }
+      }
+    }
+    LS_ASSIGN_OR_RAISE_CTX(std::string bytes, io.ReadAll(manifest.manifest_path), "reading manifest");
+    ARROW_ASSIGN_OR_RAISE(auto reader, iceberg::ManifestReader::Open(bytes, manifest, &m));
+    while (true) {
+      ARROW_ASSIGN_OR_RAISE(auto entry, reader->Next());
+      if (!entry) break;
+      if (entry->status == ManifestEntryStatus::kDeleted) continue;
+      if (!is_data) {
+        ++stats_.delete_files;
+        LS_RETURN_NOT_OK_CTX(deletes.Add(*entry, m), "planning a scan of {}", table_->name());
+        continue;
+      }
+      ++stats_.data_files;
+      if (filtered) {
+        bool may = metrics->MightMatch(*entry->data_file);
+        if (may && spec && !spec->fields().empty()) {
+          auto& evaluator = partition_evaluators[manifest.partition_spec_id];
+          if (!evaluator) {
+            auto made = iceberg::PartitionEvaluator::Make(state_->filter, *spec, *schema_);
+            if (made.ok()) evaluator.emplace(std::move(*made));
+          }
+          if (evaluator) {
+            ARROW_ASSIGN_OR_RAISE(may, evaluator->MightMatch(entry->data_file->partition));
+          }
+        }
+        if (!may) {
+          ++stats_.data_files_skipped;
+          continue;
+        }
+      }
+      data_files.emplace_back(entry->sequence_number.value_or(0), entry->data_file);
+    }
+  }
+  for (auto& [seq, file] : data_files) {
+    FileScanTask task;
+    task.file = std::move(file);
+    task.data_sequence_number = seq;
+    deletes.Attach(task);
+    tasks.push_back(std::move(task));
+  }
+  tasks_ = tasks;
+  return tasks;
+}
+
+}  // namespace lakesync::table

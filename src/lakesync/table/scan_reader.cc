@@ -1,0 +1,181 @@
+// Reading planned scan tasks: data files with deletes applied, the filter evaluated and the selected
+// columns projected, one batch at a time.
+#include <arrow/array.h>
+#include <arrow/builder.h>
+#include <arrow/compute/api.h>
+#include <arrow/io/interfaces.h>
+#include <arrow/record_batch.h>
+#include <arrow/type.h>
+
+#include <algorithm>
+#include <set>
+
+#include "lakesync/formats/parquet/parquet_data_reader.h"
+#include "lakesync/iceberg/expr/row_filter.h"
+#include "lakesync/iceberg/model/arrow_schema.h"
+#include "lakesync/table/delete_loader.h"
+#include "lakesync/table/scan.h"
+#include "lakesync/table/scan_internal.h"
+
+namespace lakesync::table {
+namespace {
+
+class ScanReader : public arrow::RecordBatchReader {
+ public:
+  ScanReader(std::shared_ptr<Table> table, std::shared_ptr<TableScan::State> state, ScanOptions options,
+             std::vector<FileScanTask> tasks, std::shared_ptr<arrow::Schema> output_schema)
+      : table_(std::move(table)), state_(std::move(state)), options_(std::move(options)),
+        tasks_(std::move(tasks)), output_schema_(std::move(output_schema)),
+        loader_(table_->io(), state_->schema) {
+    if (options_.limit) remaining_ = *options_.limit;
+  }
+
+  std::shared_ptr<arrow::Schema> schema() const override { return output_schema_; }
+
+  Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
+    *out = nullptr;
+    while (remaining_ != 0) {
+      if (!reader_) {
+        if (next_task_ >= tasks_.size()) return Status::OK();
+        const FileScanTask& task = tasks_[next_task_++];
+        LS_RETURN_NOT_OK_CTX(OpenTask(task), "reading data file {} of {}", task.file->file_path, table_->name());
+      }
+      auto next = reader_->Next();
+      if (!next.ok()) return WithContext(next.status(), "reading data file " + current_path_ + " of " + table_->name());
+      if (!next->has_value()) {
+        reader_.reset();
+        continue;
+      }
+      auto batch = ProcessBatch(**next);
+      if (!batch.ok()) return WithContext(batch.status(), "reading data file " + current_path_ + " of " + table_->name());
+      if ((*batch)->num_rows() == 0) continue;
+      if (remaining_ > 0 && (*batch)->num_rows() > remaining_) *batch = (*batch)->Slice(0, remaining_);
+      if (remaining_ > 0) remaining_ -= (*batch)->num_rows();
+      *out = *batch;
+      return Status::OK();
+    }
+    return Status::OK();
+  }
+
+ private:
+  Status OpenTask(const FileScanTask& task) {
+    current_path_ = task.file->file_path;
+    if (task.file->file_format != iceberg::FileFormat::kParquet) {
+      return Unsupported("data file format {} is not supported (lakesync reads Parquet)",
+                         iceberg::FileFormatName(task.file->file_format));
+    }
+    ARROW_ASSIGN_OR_RAISE(deleted_, loader_.DeletedPositions(task.file->file_path, task.deletion_vector,
+                                                             task.position_deletes));
+    equality_.clear();
+    std::set<int32_t> needed;
+    for (const auto& f : state_->output->fields()) needed.insert(f.id);
+    for (int32_t id : iceberg::ReferencedFieldIds(state_->filter)) needed.insert(TopLevelIdOf(id));
+    for (const auto& file : task.equality_deletes) {
+      ARROW_ASSIGN_OR_RAISE(auto set, loader_.EqualityDeletes(file));
+      for (int32_t id : set->field_ids) needed.insert(id);
+      equality_.push_back(std::move(set));
+    }
+    std::vector<iceberg::NestedField> fields;
+    for (const auto& f : state_->schema->fields()) {
+      if (needed.count(f.id)) fields.push_back(f);
+    }
+    read_schema_ = std::make_shared<const iceberg::Schema>(state_->schema->schema_id(), fields);
+    column_of_id_.clear();
+    for (size_t i = 0; i < fields.size(); ++i) column_of_id_[fields[i].id] = static_cast<int>(i);
+    parquet_io::ParquetReadOptions read_options;
+    read_options.batch_size = options_.batch_rows;
+    read_options.use_threads = options_.use_threads;
+    ARROW_ASSIGN_OR_RAISE(auto input, table_->io()->OpenInput(task.file->file_path, task.file->file_size_in_bytes));
+    ARROW_ASSIGN_OR_RAISE(reader_, parquet_io::ParquetDataReader::Open(std::move(input), task.file->file_path,
+                                                                       read_schema_, read_options));
+    return Status::OK();
+  }
+
+  int32_t TopLevelIdOf(int32_t id) const {
+    if (state_->schema->TopLevelIndex(id) >= 0) return id;
+    const std::string name = state_->schema->FindColumnName(id);
+    const auto* top = state_->schema->FindFieldByName(name.substr(0, name.find('.')));
+    return top ? top->id : id;
+  }
+
+  Result<std::shared_ptr<arrow::RecordBatch>> ProcessBatch(const parquet_io::PositionedBatch& positioned) {
+    const auto& batch = positioned.batch;
+    const int64_t n = batch->num_rows();
+    const int64_t first = positioned.first_row_position;
+    std::vector<uint8_t> keep;  // empty: keep all
+    auto mark = [&](int64_t row) {
+      if (keep.empty()) keep.assign(static_cast<size_t>(n), 1);
+      keep[static_cast<size_t>(row)] = 0;
+    };
+    if (!deleted_.IsEmpty()) {
+      for (int64_t pos : deleted_.ToVector(first, first + n)) mark(pos - first);
+    }
+    std::string key;
+    for (const auto& set : equality_) {
+      std::vector<const arrow::Array*> columns;
+      for (int32_t id : set->field_ids) columns.push_back(batch->column(column_of_id_.at(id)).get());
+      for (int64_t i = 0; i < n; ++i) {
+        key.clear();
+        for (const auto* c : columns) ARROW_RETURN_NOT_OK(AppendKeyValue(key, *c, i));
+        if (set->keys.count(key)) mark(i);
+      }
+    }
+    std::shared_ptr<arrow::BooleanArray> selection;
+    if (state_->filter.op() != iceberg::Operation::kTrue) {
+      ARROW_ASSIGN_OR_RAISE(selection, iceberg::EvaluateRowFilter(state_->filter, *batch));
+      if (!keep.empty() || selection->true_count() != n) {
+        if (keep.empty()) keep.assign(static_cast<size_t>(n), 1);
+        for (int64_t i = 0; i < n; ++i) keep[static_cast<size_t>(i)] &= selection->Value(i) ? 1 : 0;
+      }
+    }
+    // Project to the output columns (and _file/_pos), then drop what was deleted or filtered out.
+    arrow::ArrayVector columns;
+    for (const auto& f : state_->output->fields()) columns.push_back(batch->column(column_of_id_.at(f.id)));
+    if (options_.with_file_and_pos) {
+      arrow::StringBuilder paths;
+      ARROW_RETURN_NOT_OK(paths.Reserve(n));
+      ARROW_RETURN_NOT_OK(paths.ReserveData(n * static_cast<int64_t>(current_path_.size())));
+      arrow::Int64Builder positions;
+      ARROW_RETURN_NOT_OK(positions.Reserve(n));
+      for (int64_t i = 0; i < n; ++i) {
+        paths.UnsafeAppend(current_path_);
+        positions.UnsafeAppend(first + i);
+      }
+      ARROW_ASSIGN_OR_RAISE(auto path_array, paths.Finish());
+      ARROW_ASSIGN_OR_RAISE(auto pos_array, positions.Finish());
+      columns.push_back(path_array);
+      columns.push_back(pos_array);
+    }
+    auto projected = arrow::RecordBatch::Make(output_schema_, n, columns);
+    if (keep.empty()) return projected;
+    arrow::BooleanBuilder mask;
+    ARROW_RETURN_NOT_OK(mask.AppendValues(keep));
+    ARROW_ASSIGN_OR_RAISE(auto mask_array, mask.Finish());
+    ARROW_ASSIGN_OR_RAISE(auto filtered, arrow::compute::Filter(projected, mask_array));
+    return filtered.record_batch();
+  }
+
+  std::shared_ptr<Table> table_;
+  std::shared_ptr<TableScan::State> state_;
+  ScanOptions options_;
+  std::vector<FileScanTask> tasks_;
+  std::shared_ptr<arrow::Schema> output_schema_;
+  DeleteLoader loader_;
+  size_t next_task_ = 0;
+  int64_t remaining_ = -1;  // -1: no limit
+  std::unique_ptr<parquet_io::ParquetDataReader> reader_;
+  std::string current_path_;
+  puffin::PositionBitmap deleted_;
+  std::vector<std::shared_ptr<const EqualityDeleteSet>> equality_;
+  iceberg::SchemaPtr read_schema_;
+  std::map<int32_t, int> column_of_id_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> TableScan::Open() {
+  ARROW_ASSIGN_OR_RAISE(auto tasks, PlanFiles());
+  return std::make_shared<ScanReader>(table_, state_, options_, std::move(tasks), output_schema_);
+}
+
+}  // namespace lakesync::table

@@ -1,0 +1,442 @@
+#include "lakesync/table/snapshot_update.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "lakesync/catalog/metadata_files.h"
+#include "lakesync/common/logging.h"
+#include "lakesync/common/version.h"
+#include "lakesync/iceberg/commit/table_update.h"
+#include "lakesync/iceberg/manifest/manifest_list.h"
+#include "lakesync/iceberg/manifest/manifest_reader.h"
+#include "lakesync/iceberg/manifest/manifest_writer.h"
+
+namespace lakesync::table {
+namespace {
+
+using iceberg::DataFile;
+using iceberg::FileContent;
+using iceberg::ManifestContent;
+using iceberg::ManifestEntry;
+using iceberg::ManifestEntryStatus;
+using iceberg::ManifestFile;
+
+// A validation failure that retrying cannot fix (the state itself is wrong for this commit).
+constexpr char kNotRetryable[] = "lakesync.not-retryable";
+
+std::string ManifestCodec(const iceberg::TableMetadata& m) {
+  return m.Property("write.avro.compression-codec", "gzip");
+}
+
+std::string NewManifestLocation(const iceberg::TableMetadata& m, int index) {
+  return io::JoinLocation(catalog::MetadataDirectory(m), fmt::format("{}-m{}.avro", iceberg::NewUuid(), index));
+}
+
+std::pair<std::string, std::string> DeleteKey(const DataFile& f) {
+  return {f.file_path, f.IsDeletionVector() ? f.referenced_data_file.value_or("") : std::string()};
+}
+
+int64_t SummaryInt(const std::map<std::string, std::string>& summary, const char* key, bool* present) {
+  auto it = summary.find(key);
+  if (it == summary.end()) {
+    *present = false;
+    return 0;
+  }
+  try {
+    return std::stoll(it->second);
+  } catch (...) {
+    *present = false;
+    return 0;
+  }
+}
+
+// Counts for the snapshot summary (spec Appendix F, Java SnapshotSummary).
+struct SummaryCounts {
+  int64_t added_data_files = 0, deleted_data_files = 0, added_records = 0, deleted_records = 0;
+  int64_t added_files_size = 0, removed_files_size = 0;
+  int64_t added_delete_files = 0, removed_delete_files = 0;
+  int64_t added_pos_delete_files = 0, removed_pos_delete_files = 0, added_dvs = 0, removed_dvs = 0;
+  int64_t added_eq_delete_files = 0, removed_eq_delete_files = 0;
+  int64_t added_pos_deletes = 0, removed_pos_deletes = 0, added_eq_deletes = 0, removed_eq_deletes = 0;
+  std::set<std::string> partitions;
+
+  void Add(const DataFile& f, bool added, const std::string& partition_key) {
+    partitions.insert(partition_key);
+    // A DV counts the blob's size, not the whole Puffin file's (Java does the same).
+    const int64_t size = f.IsDeletionVector() ? f.content_size_in_bytes.value_or(0) : f.file_size_in_bytes;
+    (added ? added_files_size : removed_files_size) += size;
+    switch (f.content) {
+      case FileContent::kData:
+        (added ? added_data_files : deleted_data_files) += 1;
+        (added ? added_records : deleted_records) += f.record_count;
+        break;
+      case FileContent::kPositionDeletes:
+        (added ? added_delete_files : removed_delete_files) += 1;
+        if (f.IsDeletionVector()) {
+          (added ? added_dvs : removed_dvs) += 1;
+        } else {
+          (added ? added_pos_delete_files : removed_pos_delete_files) += 1;
+        }
+        (added ? added_pos_deletes : removed_pos_deletes) += f.record_count;
+        break;
+      case FileContent::kEqualityDeletes:
+        (added ? added_delete_files : removed_delete_files) += 1;
+        (added ? added_eq_delete_files : removed_eq_delete_files) += 1;
+        (added ? added_eq_deletes : removed_eq_deletes) += f.record_count;
+        break;
+    }
+  }
+};
+
+}  // namespace
+
+Result<LiveEntries> ReadLiveEntries(const io::FileIO& io, const iceberg::TableMetadata& metadata,
+                                    const iceberg::Snapshot& snapshot, bool include_data, bool include_deletes) {
+  LiveEntries out;
+  LS_ASSIGN_OR_RAISE_CTX(std::string list_bytes, io.ReadAll(snapshot.manifest_list),
+                         "reading the manifest list of snapshot {}", snapshot.snapshot_id);
+  LS_ASSIGN_OR_RAISE_CTX(auto list, iceberg::ReadManifestList(list_bytes, snapshot.manifest_list),
+                         "reading the manifest list of snapshot {}", snapshot.snapshot_id);
+  out.manifests = list.manifests;
+  for (const auto& manifest : list.manifests) {
+    const bool is_data = manifest.content == ManifestContent::kData;
+    if ((is_data && !include_data) || (!is_data && !include_deletes)) continue;
+    LS_ASSIGN_OR_RAISE_CTX(std::string bytes, io.ReadAll(manifest.manifest_path), "reading manifest");
+    LS_ASSIGN_OR_RAISE_CTX(auto entries, iceberg::ReadManifest(bytes, manifest, &metadata), "reading manifest {}",
+                           manifest.manifest_path);
+    for (auto& e : entries) {
+      if (e.status == ManifestEntryStatus::kDeleted) continue;
+      (is_data ? out.data : out.deletes).push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+struct SnapshotUpdate::Attempt {
+  std::vector<std::string> files;  // manifests and the list written by this attempt
+};
+
+Status SnapshotUpdate::WriteNewManifests() {
+  const auto& m = *table_->metadata();
+  // One manifest per (content, spec): a manifest holds one kind of file under one spec.
+  std::map<std::pair<int, int32_t>, std::vector<const DataFile*>> groups;
+  for (const auto& f : added_data_) groups[{0, f.spec_id}].push_back(&f);
+  for (const auto& f : added_deletes_) groups[{1, f.spec_id}].push_back(&f);
+  int index = 0;
+  for (const auto& [key, files] : groups) {
+    auto spec = m.SpecById(key.second);
+    if (!spec) return InvalidArgument("file {} names partition spec {}, which the table does not have",
+                                      files.front()->file_path, key.second);
+    iceberg::ManifestWriterOptions options;
+    options.format_version = m.format_version;
+    options.schema = m.Schema();
+    options.spec = spec;
+    options.content = key.first == 0 ? ManifestContent::kData : ManifestContent::kDeletes;
+    options.codec = ManifestCodec(m);
+    options.location = NewManifestLocation(m, index++);
+    ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::ManifestWriter::Make(options));
+    for (const DataFile* f : files) {
+      ManifestEntry e;
+      e.status = ManifestEntryStatus::kAdded;
+      e.data_file = std::make_shared<const DataFile>(*f);
+      ARROW_RETURN_NOT_OK(writer->Add(e));
+    }
+    ARROW_ASSIGN_OR_RAISE(std::string bytes, writer->Finish());
+    ARROW_RETURN_NOT_OK(table_->io()->WriteAll(options.location, bytes));
+    written_files_.push_back(options.location);
+    ARROW_ASSIGN_OR_RAISE(auto listed, writer->ToManifestFile(options.location, static_cast<int64_t>(bytes.size())));
+    new_manifests_.push_back(std::move(listed));
+  }
+  return Status::OK();
+}
+
+Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_number) {
+  const auto base_ptr = table_->metadata();
+  const auto& base = *base_ptr;
+  const auto parent = base.CurrentSnapshot();
+  const int64_t snapshot_id = iceberg::NewSnapshotId();
+  const int64_t sequence_number = base.last_sequence_number + 1;
+  const bool need_data = !removed_data_.empty() || !added_deletes_.empty();
+  const bool need_deletes = !removed_deletes_.empty() || !removed_data_.empty() || !added_deletes_.empty();
+
+  LiveEntries live;
+  if (parent && (need_data || need_deletes)) {
+    ARROW_ASSIGN_OR_RAISE(live, ReadLiveEntries(*table_->io(), base, *parent, need_data, need_deletes));
+  } else if (parent) {
+    LS_ASSIGN_OR_RAISE_CTX(std::string list_bytes, table_->io()->ReadAll(parent->manifest_list),
+                           "reading the manifest list of snapshot {}", parent->snapshot_id);
+    ARROW_ASSIGN_OR_RAISE(auto list, iceberg::ReadManifestList(list_bytes, parent->manifest_list));
+    live.manifests = list.manifests;
+  }
+
+  // Live data files and deletion vectors of the base, for the built-in checks.
+  std::set<std::string> live_data;
+  for (const auto& e : live.data) live_data.insert(e.data_file->file_path);
+  std::map<std::string, const DataFile*> live_dvs;  // data file → its DV
+  std::set<std::pair<std::string, std::string>> live_deletes;
+  for (const auto& e : live.deletes) {
+    live_deletes.insert(DeleteKey(*e.data_file));
+    if (e.data_file->IsDeletionVector()) live_dvs[e.data_file->referenced_data_file.value_or("")] = e.data_file.get();
+  }
+
+  CommitBase commit_base{base, [&]() -> Result<const std::set<std::string>*> {
+                           if (parent && !need_data) {
+                             ARROW_ASSIGN_OR_RAISE(auto data_live,
+                                                   ReadLiveEntries(*table_->io(), base, *parent, true, false));
+                             for (const auto& e : data_live.data) live_data.insert(e.data_file->file_path);
+                           }
+                           return &live_data;
+                         }};
+  for (const auto& validate : validations_) {
+    Status st = validate(commit_base);
+    // A failed validation describes the table's state; retrying on the same state cannot help.
+    if (!st.ok()) return MakeError(KindOf(st), st.message() + " (" + kNotRetryable + ")");
+  }
+
+  // Removing a data file also removes its deletion vector.
+  std::set<std::pair<std::string, std::string>> removed_deletes = removed_deletes_;
+  for (const auto& path : removed_data_) {
+    if (!live_data.count(path)) {
+      return MakeError(ErrorKind::kCommitConflict,
+                       fmt::format("cannot remove data file {}: it is not live in snapshot {} ({})", path,
+                                   parent ? std::to_string(parent->snapshot_id) : "none", kNotRetryable));
+    }
+    if (auto it = live_dvs.find(path); it != live_dvs.end()) removed_deletes.insert(DeleteKey(*it->second));
+  }
+  for (const auto& key : removed_deletes_) {
+    if (!live_deletes.count(key)) {
+      return MakeError(ErrorKind::kCommitConflict,
+                       fmt::format("cannot remove delete file {}{}: it is not live any more ({})", key.first,
+                                   key.second.empty() ? "" : " (vector for " + key.second + ")", kNotRetryable));
+    }
+  }
+  std::set<std::string> added_paths;
+  for (const auto& f : added_data_) added_paths.insert(f.file_path);
+  for (const auto& f : added_deletes_) {
+    if (!f.IsDeletionVector()) continue;
+    const std::string& target = f.referenced_data_file.value_or("");
+    if (!live_data.count(target) && !added_paths.count(target)) {
+      return MakeError(ErrorKind::kCommitConflict,
+                       fmt::format("deletion vector for {} refers to a data file that is no longer live ({})",
+                                   target, kNotRetryable));
+    }
+    if (auto it = live_dvs.find(target); it != live_dvs.end() && !removed_deletes.count(DeleteKey(*it->second))) {
+      return MakeError(ErrorKind::kCommitConflict,
+                       fmt::format("found a concurrently added deletion vector for {} ({})", target, kNotRetryable));
+    }
+  }
+
+  // Rewrite the manifests that hold removed files; keep the others as they are.
+  std::vector<ManifestFile> manifests = new_manifests_;
+  SummaryCounts counts;
+  for (const auto& f : added_data_) counts.Add(f, true, iceberg::PartitionTupleKey(f));
+  for (const auto& f : added_deletes_) counts.Add(f, true, iceberg::PartitionTupleKey(f));
+  int rewrite_index = 100;
+  for (const auto& manifest : live.manifests) {
+    const bool is_data = manifest.content == ManifestContent::kData;
+    const bool may_hold = is_data ? !removed_data_.empty() : !removed_deletes.empty();
+    if (!may_hold) {
+      manifests.push_back(manifest);
+      continue;
+    }
+    LS_ASSIGN_OR_RAISE_CTX(std::string bytes, table_->io()->ReadAll(manifest.manifest_path), "reading manifest");
+    ARROW_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifest(bytes, manifest, &base));
+    bool touched = false;
+    for (const auto& e : entries) {
+      if (e.status == ManifestEntryStatus::kDeleted) continue;
+      touched |= is_data ? removed_data_.count(e.data_file->file_path) > 0
+                         : removed_deletes.count(DeleteKey(*e.data_file)) > 0;
+    }
+    if (!touched) {
+      manifests.push_back(manifest);
+      continue;
+    }
+    iceberg::ManifestWriterOptions options;
+    options.format_version = base.format_version;
+    options.schema = base.Schema();
+    options.spec = base.SpecById(manifest.partition_spec_id);
+    options.content = manifest.content;
+    options.snapshot_id = snapshot_id;
+    options.codec = ManifestCodec(base);
+    options.location = NewManifestLocation(base, rewrite_index++);
+    if (!options.spec) return Corrupt("manifest {} names unknown spec {}", manifest.manifest_path, manifest.partition_spec_id);
+    ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::ManifestWriter::Make(options));
+    int64_t kept = 0;
+    for (const auto& e : entries) {
+      if (e.status == ManifestEntryStatus::kDeleted) continue;  // deleted by an earlier snapshot
+      ManifestEntry out = e;
+      const bool removed = is_data ? removed_data_.count(e.data_file->file_path) > 0
+                                   : removed_deletes.count(DeleteKey(*e.data_file)) > 0;
+      if (removed) {
+        out.status = ManifestEntryStatus::kDeleted;
+        out.snapshot_id = snapshot_id;
+        counts.Add(*e.data_file, false, iceberg::PartitionTupleKey(*e.data_file));
+      } else {
+        out.status = ManifestEntryStatus::kExisting;
+        ++kept;
+      }
+      ARROW_RETURN_NOT_OK(writer->Add(out));
+    }
+    ARROW_ASSIGN_OR_RAISE(std::string out_bytes, writer->Finish());
+    ARROW_RETURN_NOT_OK(table_->io()->WriteAll(options.location, out_bytes));
+    attempt.files.push_back(options.location);
+    ARROW_ASSIGN_OR_RAISE(auto listed, writer->ToManifestFile(options.location, static_cast<int64_t>(out_bytes.size())));
+    manifests.push_back(std::move(listed));
+    (void)kept;
+  }
+
+  // The manifest list.
+  iceberg::ManifestListWriteOptions list_options;
+  list_options.format_version = base.format_version;
+  list_options.snapshot_id = snapshot_id;
+  if (parent) list_options.parent_snapshot_id = parent->snapshot_id;
+  list_options.sequence_number = sequence_number;
+  if (base.format_version >= 3) list_options.first_row_id = base.next_row_id;
+  list_options.codec = ManifestCodec(base);
+  list_options.location = io::JoinLocation(catalog::MetadataDirectory(base),
+                                           fmt::format("snap-{}-{}-{}.avro", snapshot_id, attempt_number + 1,
+                                                       iceberg::NewUuid()));
+  ARROW_ASSIGN_OR_RAISE(auto written, iceberg::WriteManifestList(list_options, manifests));
+  ARROW_RETURN_NOT_OK(table_->io()->WriteAll(list_options.location, written.bytes));
+  attempt.files.push_back(list_options.location);
+
+  // The summary.
+  std::map<std::string, std::string> summary;
+  std::string operation = operation_.value_or("");
+  if (operation.empty()) {
+    const bool only_appends = counts.deleted_data_files == 0 && counts.added_delete_files == 0 &&
+                              counts.removed_delete_files == 0;
+    const bool no_new_data = counts.added_data_files == 0;
+    operation = only_appends ? iceberg::kOperationAppend : no_new_data ? iceberg::kOperationDelete
+                                                                       : iceberg::kOperationOverwrite;
+  }
+  summary["operation"] = operation;
+  auto put = [&](const char* key, int64_t v, bool always = false) {
+    if (v != 0 || always) summary[key] = std::to_string(v);
+  };
+  put("added-data-files", counts.added_data_files);
+  put("deleted-data-files", counts.deleted_data_files);
+  put("added-records", counts.added_records);
+  put("deleted-records", counts.deleted_records);
+  put("added-files-size", counts.added_files_size);
+  put("removed-files-size", counts.removed_files_size);
+  put("added-delete-files", counts.added_delete_files);
+  put("removed-delete-files", counts.removed_delete_files);
+  put("added-position-delete-files", counts.added_pos_delete_files);
+  put("removed-position-delete-files", counts.removed_pos_delete_files);
+  put("added-dvs", counts.added_dvs);
+  put("removed-dvs", counts.removed_dvs);
+  put("added-equality-delete-files", counts.added_eq_delete_files);
+  put("removed-equality-delete-files", counts.removed_eq_delete_files);
+  put("added-position-deletes", counts.added_pos_deletes);
+  put("removed-position-deletes", counts.removed_pos_deletes);
+  put("added-equality-deletes", counts.added_eq_deletes);
+  put("removed-equality-deletes", counts.removed_eq_deletes);
+  put("changed-partition-count", static_cast<int64_t>(counts.partitions.size()), true);
+  // Totals carry over from the parent's summary (Java does the same); without them they are omitted.
+  struct Total {
+    const char* key;
+    int64_t delta;
+  };
+  const Total totals[] = {
+      {"total-data-files", counts.added_data_files - counts.deleted_data_files},
+      {"total-delete-files", counts.added_delete_files - counts.removed_delete_files},
+      {"total-records", counts.added_records - counts.deleted_records},
+      {"total-files-size", counts.added_files_size - counts.removed_files_size},
+      {"total-position-deletes", counts.added_pos_deletes - counts.removed_pos_deletes},
+      {"total-equality-deletes", counts.added_eq_deletes - counts.removed_eq_deletes},
+  };
+  for (const auto& t : totals) {
+    bool present = true;
+    const int64_t previous = parent ? SummaryInt(parent->summary, t.key, &present) : 0;
+    if (present) summary[t.key] = std::to_string(previous + t.delta);
+  }
+  summary["engine-name"] = "lakesync";
+  summary["engine-version"] = LAKESYNC_VERSION;
+  for (const auto& [k, v] : extra_summary_) summary[k] = v;
+
+  auto snapshot = std::make_shared<iceberg::Snapshot>();
+  snapshot->snapshot_id = snapshot_id;
+  if (parent) snapshot->parent_snapshot_id = parent->snapshot_id;
+  snapshot->sequence_number = sequence_number;
+  snapshot->timestamp_ms = std::max(iceberg::NowMs(), base.last_updated_ms);
+  snapshot->manifest_list = list_options.location;
+  snapshot->summary = summary;
+  snapshot->schema_id = base.current_schema_id;
+  if (base.format_version >= 3) {
+    snapshot->first_row_id = base.next_row_id;
+    snapshot->added_rows = written.added_rows;
+  }
+
+  std::vector<iceberg::TableRequirement> requirements = {
+      iceberg::AssertTableUuid{base.table_uuid},
+      iceberg::AssertRefSnapshotId{iceberg::kMainBranch,
+                                   parent ? std::optional<int64_t>(parent->snapshot_id) : std::nullopt}};
+  iceberg::SnapshotRef ref;
+  ref.snapshot_id = snapshot_id;
+  std::vector<iceberg::TableUpdate> updates = {iceberg::AddSnapshot{snapshot},
+                                               iceberg::SetSnapshotRef{iceberg::kMainBranch, ref}};
+  ARROW_ASSIGN_OR_RAISE(auto committed, table_->catalog()->CommitTable(table_->identifier(), requirements, updates));
+  table_->Update(std::move(committed));
+  return CommitResult{snapshot_id, sequence_number, operation, summary, attempt_number + 1};
+}
+
+Result<CommitResult> SnapshotUpdate::Commit() {
+  auto cleanup = [&](const std::vector<std::string>& files) {
+    for (const auto& f : files) {
+      auto st = table_->io()->Delete(f);
+      if (!st.ok()) LS_LOG_WARN("could not delete {} after a failed commit: {}", f, st.message());
+    }
+  };
+  auto st = WriteNewManifests();
+  if (!st.ok()) {
+    cleanup(written_files_);
+    return WithContext(st, "committing to " + table_->name());
+  }
+  const auto& m = *table_->metadata();
+  const int max_retries = static_cast<int>(m.PropertyAsInt(iceberg::kPropCommitNumRetries, 4));
+  const int64_t min_wait = m.PropertyAsInt("commit.retry.min-wait-ms", 100);
+  const int64_t max_wait = m.PropertyAsInt("commit.retry.max-wait-ms", 60000);
+  std::mt19937 rng(std::random_device{}());
+  for (int attempt_number = 0;; ++attempt_number) {
+    Attempt attempt;
+    auto result = TryCommit(attempt, attempt_number);
+    if (result.ok()) {
+      LS_LOG_INFO("committed snapshot {} ({}) to {}", result->snapshot_id, result->operation, table_->name());
+      return result;
+    }
+    const Status& error = result.status();
+    const ErrorKind kind = KindOf(error);
+    if (kind == ErrorKind::kCommitStateUnknown) {
+      // The commit may have landed: deleting anything could corrupt the table.
+      return WithContext(error, "committing to " + table_->name());
+    }
+    cleanup(attempt.files);
+    const bool retryable = kind == ErrorKind::kCommitConflict &&
+                           error.message().find(kNotRetryable) == std::string::npos;
+    if (!retryable || attempt_number >= max_retries) {
+      cleanup(written_files_);
+      std::string message = error.message();
+      if (auto pos = message.find(std::string(" (") + kNotRetryable + ")"); pos != std::string::npos) {
+        message.erase(pos, std::strlen(kNotRetryable) + 3);
+      }
+      return Status(error.code(), "committing to " + table_->name() + ": " + message, error.detail());
+    }
+    const int64_t wait = std::min<int64_t>(max_wait, min_wait << std::min(attempt_number, 20));
+    const int64_t jittered = wait / 2 + static_cast<int64_t>(rng() % static_cast<uint64_t>(wait / 2 + 1));
+    LS_LOG_INFO("commit to {} conflicted ({}); retrying in {} ms", table_->name(), error.message(), jittered);
+    std::this_thread::sleep_for(std::chrono::milliseconds(jittered));
+    auto refreshed = table_->Refresh();
+    if (!refreshed.ok()) {
+      cleanup(written_files_);
+      return WithContext(refreshed, "refreshing " + table_->name() + " after a commit conflict");
+    }
+  }
+}
+
+}  // namespace lakesync::table

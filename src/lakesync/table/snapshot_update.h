@@ -1,0 +1,100 @@
+// Committing a new snapshot: added data files, added delete files (position deletes, deletion vectors,
+// equality deletes), removed data files and removed delete files, in one atomic commit.
+//
+// New files go into new manifests, which are written once and reused across retries (their entries
+// inherit the snapshot id and sequence number from the manifest list). Manifests that hold removed
+// files are rewritten with those entries marked DELETED. A commit that loses the race to another
+// writer refreshes the table, runs the validations again on the new state and retries, up to
+// commit.retry.num-retries times with backoff.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lakesync/iceberg/model/data_file.h"
+#include "lakesync/table/table.h"
+
+namespace lakesync::table {
+
+struct CommitResult {
+  int64_t snapshot_id = 0;
+  int64_t sequence_number = 0;
+  std::string operation;
+  std::map<std::string, std::string> summary;
+  int attempts = 0;
+};
+
+// What a validation sees: the table state a retry is about to commit on.
+struct CommitBase {
+  const iceberg::TableMetadata& metadata;
+  // Live data file paths of the current snapshot (computed on demand, cached per attempt).
+  std::function<Result<const std::set<std::string>*>()> live_data_files;
+};
+
+class SnapshotUpdate {
+ public:
+  explicit SnapshotUpdate(std::shared_ptr<Table> table) : table_(std::move(table)) {}
+
+  void AddDataFile(iceberg::DataFile file) { added_data_.push_back(std::move(file)); }
+  void AddDeleteFile(iceberg::DataFile file) { added_deletes_.push_back(std::move(file)); }
+  // Removes a live data file (by path). Its deletion vector, if any, is removed with it.
+  void RemoveDataFile(std::string path) { removed_data_.insert(std::move(path)); }
+  // Removes a live delete file. Deletion vectors are named by their Puffin path and the data file
+  // they reference, since many vectors share one Puffin file.
+  void RemoveDeleteFile(std::string path, std::optional<std::string> referenced_data_file = std::nullopt) {
+    removed_deletes_.insert({std::move(path), referenced_data_file.value_or("")});
+  }
+  // Extra snapshot summary entries (e.g. lakesync.source-position.<sink>).
+  void SetSummaryProperty(std::string key, std::string value) { extra_summary_[std::move(key)] = std::move(value); }
+  // Checked against every state the commit is attempted on (the first and each retry); an error
+  // stops the commit. Use it for conflicts only this operation understands.
+  void AddValidation(std::function<Status(const CommitBase&)> validation) {
+    validations_.push_back(std::move(validation));
+  }
+  // Overrides the summary operation (default: append, delete or overwrite from the contents).
+  void SetOperation(std::string operation) { operation_ = std::move(operation); }
+
+  bool empty() const {
+    return added_data_.empty() && added_deletes_.empty() && removed_data_.empty() && removed_deletes_.empty();
+  }
+
+  // Writes manifests and the manifest list and commits. On failure every file this commit wrote is
+  // deleted, except when the outcome is unknown (kCommitStateUnknown), where nothing is deleted.
+  // The data and delete files themselves belong to the caller.
+  Result<CommitResult> Commit();
+
+ private:
+  struct Attempt;
+  Result<CommitResult> TryCommit(Attempt& attempt, int attempt_number);
+  Status WriteNewManifests();
+
+  std::shared_ptr<Table> table_;
+  std::vector<iceberg::DataFile> added_data_;
+  std::vector<iceberg::DataFile> added_deletes_;
+  std::set<std::string> removed_data_;
+  std::set<std::pair<std::string, std::string>> removed_deletes_;
+  std::map<std::string, std::string> extra_summary_;
+  std::vector<std::function<Status(const CommitBase&)>> validations_;
+  std::optional<std::string> operation_;
+  // Manifests holding the added files, written once.
+  std::vector<iceberg::ManifestFile> new_manifests_;
+  std::vector<std::string> written_files_;  // everything this update wrote, for cleanup
+};
+
+// Reads a snapshot's manifest list and every manifest of the given content (or all when nullopt),
+// returning the live entries (ADDED and EXISTING). `metadata` supplies partition specs.
+struct LiveEntries {
+  std::vector<iceberg::ManifestFile> manifests;
+  std::vector<iceberg::ManifestEntry> data;
+  std::vector<iceberg::ManifestEntry> deletes;
+};
+Result<LiveEntries> ReadLiveEntries(const io::FileIO& io, const iceberg::TableMetadata& metadata,
+                                    const iceberg::Snapshot& snapshot, bool include_data = true,
+                                    bool include_deletes = true);
+
+}  // namespace lakesync::table
