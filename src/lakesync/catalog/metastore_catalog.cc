@@ -2,6 +2,10 @@
 
 #include "lakesync/catalog/metadata_files.h"
 
+#include <set>
+
+#include "lakesync/common/logging.h"
+
 namespace lakesync::catalog {
 
 Status MetastoreCatalog::CheckNamespaceForCreate(const Namespace& ns) {
@@ -60,7 +64,25 @@ Result<LoadedTable> MetastoreCatalog::CommitTable(const TableIdentifier& identif
   LS_ASSIGN_OR_RAISE_CTX(auto next, iceberg::ApplyUpdates(base_metadata, updates, options), "{}", what);
   LS_ASSIGN_OR_RAISE_CTX(std::string new_location,
                          SwapMetadata(identifier, base ? base->metadata_location : std::string(), *next), "{}", what);
+  if (base && next->Property(iceberg::kPropMetadataDeleteAfterCommit, "false") == "true") {
+    DeleteExpiredMetadata(*base, *next);
+  }
   return LoadedTable{identifier, new_location, next};
+}
+
+void MetastoreCatalog::DeleteExpiredMetadata(const LoadedTable& base, const iceberg::TableMetadata& next) {
+  // Metadata files that fell off the metadata log (write.metadata.previous-versions-max) are no
+  // longer reachable from the table; deleting them is best effort, like Java's.
+  std::set<std::string> kept;
+  for (const auto& e : next.metadata_log) kept.insert(e.metadata_file);
+  std::vector<std::string> candidates;
+  for (const auto& e : base.metadata->metadata_log) candidates.push_back(e.metadata_file);
+  candidates.push_back(base.metadata_location);
+  for (const auto& file : candidates) {
+    if (kept.count(file)) continue;
+    auto st = io()->Delete(file);
+    if (!st.ok()) LS_LOG_WARN("could not delete old metadata file {}: {}", file, st.message());
+  }
 }
 
 }  // namespace lakesync::catalog

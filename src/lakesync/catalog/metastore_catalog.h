@@ -33,6 +33,10 @@ class MetastoreCatalog : public Catalog {
   // Where a new table lives when the request gives no location.
   virtual Result<std::string> DefaultTableLocation(const TableIdentifier& identifier) = 0;
 
+  // Deletes metadata files dropped from the metadata log by a commit (when
+  // write.metadata.delete-after-commit.enabled is true).
+  void DeleteExpiredMetadata(const LoadedTable& base, const iceberg::TableMetadata& next);
+
   // Whether the namespace must exist for CreateTable (true for all but the filesystem catalog).
   virtual Status CheckNamespaceForCreate(const Namespace& ns);
 };

@@ -132,7 +132,9 @@ Status PositionDeletes::WritePositionDeleteFiles(SnapshotUpdate& update, std::ve
   return Status::OK();
 }
 
-Result<DeleteWhereResult> DeleteWhere(const std::shared_ptr<Table>& table, const DeleteWhereOptions& options) {
+namespace {
+
+Result<DeleteWhereResult> DeleteWhereOnce(const std::shared_ptr<Table>& table, const DeleteWhereOptions& options) {
   if (options.filter.empty()) return InvalidArgument("a delete needs a filter (use 'true' to delete every row)");
   const auto& m = *table->metadata();
   if (m.format_version < 2) return Unsupported("row-level deletes need format version 2 or later");
@@ -251,6 +253,23 @@ Result<DeleteWhereResult> DeleteWhere(const std::shared_ptr<Table>& table, const
   result.snapshot_id = committed->snapshot_id;
   result.delete_files = static_cast<int64_t>(written.size());
   return result;
+}
+
+}  // namespace
+
+Result<DeleteWhereResult> DeleteWhere(const std::shared_ptr<Table>& table, const DeleteWhereOptions& options) {
+  // A concurrent commit that rewrote a data file we resolved positions in, or gave it a deletion
+  // vector, invalidates our positions: plan and resolve again on the new state.
+  constexpr int kMaxReplans = 5;
+  for (int attempt = 0;; ++attempt) {
+    auto result = DeleteWhereOnce(table, options);
+    if (result.ok() || KindOf(result.status()) != ErrorKind::kCommitConflict || attempt >= kMaxReplans) {
+      return result;
+    }
+    LS_LOG_INFO("delete on {} conflicted with a concurrent commit ({}); resolving rows again", table->name(),
+                result.status().message());
+    ARROW_RETURN_NOT_OK(table->Refresh());
+  }
 }
 
 }  // namespace lakesync::table
