@@ -56,5 +56,6 @@ int ExitCodeFor(const Status& status);
 void RegisterNamespaceCommands(Cli& cli);
 void RegisterTableCommands(Cli& cli);
 void RegisterScanCommand(Cli& cli);
+void RegisterApplyCommand(Cli& cli);
 
 }  // namespace lakesync::cli

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "lakesync/formats/tabular/tabular.h"
+#include "lakesync/iceberg/commit/table_update.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
 #include "lakesync/iceberg/model/json_serde.h"
 #include "lakesync/iceberg/model/schema_document.h"
@@ -331,6 +332,40 @@ void RegisterDrop(Cli& cli, CLI::App* table_cmd) {
   });
 }
 
+void RegisterUpgrade(Cli& cli, CLI::App* table_cmd) {
+  struct Args {
+    std::string table;
+    int format_version = 3;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = table_cmd->add_subcommand("upgrade", "Upgrade a table's format version (v2 to v3 enables deletion vectors)");
+  cmd->add_option("table", a->table, "NAMESPACE.TABLE")->required();
+  cmd->add_option("--format-version", a->format_version, "the version to upgrade to (3)")
+      ->check(CLI::IsMember({2, 3}));
+  AddCatalogOption(*cmd, cli.global);
+  cmd->callback([&cli, a] {
+    cli.action = [&cli, a]() -> Status {
+      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
+      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
+      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      const int from = t->metadata()->format_version;
+      if (from == a->format_version) {
+        Print(fmt::format("{} is already format v{}\n", t->name(), from));
+        return Status::OK();
+      }
+      if (from > a->format_version) {
+        return InvalidArgument("{} is format v{}; tables cannot be downgraded to v{}", t->name(), from,
+                               a->format_version);
+      }
+      std::vector<iceberg::TableRequirement> requirements = {iceberg::AssertTableUuid{t->metadata()->table_uuid}};
+      std::vector<iceberg::TableUpdate> updates = {iceberg::UpgradeFormatVersion{a->format_version}};
+      ARROW_ASSIGN_OR_RAISE(auto committed, catalog->CommitTable(id, requirements, updates));
+      Print(fmt::format("upgraded {} from format v{} to v{}\n", t->name(), from, a->format_version));
+      return Status::OK();
+    };
+  });
+}
+
 }  // namespace
 
 void RegisterTableCommands(Cli& cli) {
@@ -342,6 +377,7 @@ void RegisterTableCommands(Cli& cli) {
   RegisterAppend(cli, table_cmd);
   RegisterDelete(cli, table_cmd);
   RegisterDrop(cli, table_cmd);
+  RegisterUpgrade(cli, table_cmd);
 }
 
 }  // namespace lakesync::cli

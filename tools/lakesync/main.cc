@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   RegisterNamespaceCommands(cli);
   RegisterTableCommands(cli);
   RegisterScanCommand(cli);
+  RegisterApplyCommand(cli);
 
   try {
     cli.app.parse(argc, argv);

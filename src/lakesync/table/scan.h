@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "lakesync/iceberg/expr/expression.h"
 #include "lakesync/iceberg/model/data_file.h"
 #include "lakesync/table/table.h"
 
@@ -26,6 +27,8 @@ struct ScanOptions {
   std::string ref = "main";                   // branch or tag
   std::optional<int64_t> as_of_timestamp_ms;  // the snapshot current at that time
   std::string filter;                         // SQL-like predicate, e.g. "id > 5 AND region = 'eu'"
+  // A filter built in code, bound to the table's current schema; ANDed with `filter`.
+  std::optional<iceberg::BoundExpr> bound_filter;
   std::vector<std::string> select;            // top-level columns, default all
   std::optional<int64_t> limit;
   bool case_sensitive = true;

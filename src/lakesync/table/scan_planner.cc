@@ -144,6 +144,7 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(std::shared_ptr<Table> table,
                            iceberg::ParseAndBind(options.filter, *scan->schema_, options.case_sensitive),
                            "invalid --filter");
   }
+  if (options.bound_filter) state->filter = iceberg::BoundExpr::And(state->filter, *options.bound_filter);
   // Output columns: the selection (or all), in the order given.
   std::vector<iceberg::NestedField> output_fields;
   if (options.select.empty()) {

@@ -6,8 +6,13 @@
 #include <arrow/io/interfaces.h>
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
+#include <arrow/util/bit_run_reader.h>
+#include <arrow/util/bit_util.h>
+#include <arrow/util/bitmap_ops.h>
+#include <arrow/util/parallel.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "lakesync/formats/parquet/parquet_data_reader.h"
@@ -102,13 +107,18 @@ class ScanReader : public arrow::RecordBatchReader {
     const auto& batch = positioned.batch;
     const int64_t n = batch->num_rows();
     const int64_t first = positioned.first_row_position;
-    std::vector<uint8_t> keep;  // empty: keep all
-    auto mark = [&](int64_t row) {
-      if (keep.empty()) keep.assign(static_cast<size_t>(n), 1);
-      keep[static_cast<size_t>(row)] = 0;
+    // Rows to keep as a bitmap (1 = keep), made only when some row goes: null means keep all.
+    std::shared_ptr<arrow::Buffer> keep;
+    auto drop = [&](int64_t row) -> Status {
+      if (!keep) {
+        ARROW_ASSIGN_OR_RAISE(keep, arrow::AllocateBitmap(n));
+        arrow::bit_util::SetBitsTo(keep->mutable_data(), 0, n, true);
+      }
+      arrow::bit_util::ClearBit(keep->mutable_data(), row);
+      return Status::OK();
     };
     if (!deleted_.IsEmpty()) {
-      for (int64_t pos : deleted_.ToVector(first, first + n)) mark(pos - first);
+      for (int64_t pos : deleted_.ToVector(first, first + n)) ARROW_RETURN_NOT_OK(drop(pos - first));
     }
     std::string key;
     for (const auto& set : equality_) {
@@ -117,15 +127,20 @@ class ScanReader : public arrow::RecordBatchReader {
       for (int64_t i = 0; i < n; ++i) {
         key.clear();
         for (const auto* c : columns) ARROW_RETURN_NOT_OK(AppendKeyValue(key, *c, i));
-        if (set->keys.count(key)) mark(i);
+        if (set->keys.count(key)) ARROW_RETURN_NOT_OK(drop(i));
       }
     }
-    std::shared_ptr<arrow::BooleanArray> selection;
     if (state_->filter.op() != iceberg::Operation::kTrue) {
-      ARROW_ASSIGN_OR_RAISE(selection, iceberg::EvaluateRowFilter(state_->filter, *batch));
-      if (!keep.empty() || selection->true_count() != n) {
-        if (keep.empty()) keep.assign(static_cast<size_t>(n), 1);
-        for (int64_t i = 0; i < n; ++i) keep[static_cast<size_t>(i)] &= selection->Value(i) ? 1 : 0;
+      ARROW_ASSIGN_OR_RAISE(auto selection, iceberg::EvaluateRowFilter(state_->filter, *batch));
+      // The selection is never null (EvaluateRowFilter's contract), so its values are the bitmap.
+      if (selection->true_count() != n) {
+        const uint8_t* selected = selection->values()->data();
+        if (keep) {
+          arrow::internal::BitmapAnd(keep->data(), 0, selected, selection->offset(), n, 0, keep->mutable_data());
+        } else {
+          ARROW_ASSIGN_OR_RAISE(keep, arrow::internal::CopyBitmap(arrow::default_memory_pool(), selected,
+                                                                  selection->offset(), n));
+        }
       }
     }
     // Project to the output columns (and _file/_pos), then drop what was deleted or filtered out.
@@ -146,13 +161,49 @@ class ScanReader : public arrow::RecordBatchReader {
       columns.push_back(path_array);
       columns.push_back(pos_array);
     }
-    auto projected = arrow::RecordBatch::Make(output_schema_, n, columns);
-    if (keep.empty()) return projected;
-    arrow::BooleanBuilder mask;
-    ARROW_RETURN_NOT_OK(mask.AppendValues(keep));
-    ARROW_ASSIGN_OR_RAISE(auto mask_array, mask.Finish());
-    ARROW_ASSIGN_OR_RAISE(auto filtered, arrow::compute::Filter(projected, mask_array));
-    return filtered.record_batch();
+    if (!keep) return arrow::RecordBatch::Make(output_schema_, n, std::move(columns));
+    return SelectRows(std::move(columns), *keep, n);
+  }
+
+  // The rows of `columns` whose bit is set in `keep`. The row indices are computed once and every
+  // column is gathered with them; with use_threads the columns are gathered in parallel on Arrow's
+  // CPU pool (the copy is what deletes cost a scan, and on its own it runs on one core).
+  Result<std::shared_ptr<arrow::RecordBatch>> SelectRows(arrow::ArrayVector columns, const arrow::Buffer& keep,
+                                                         int64_t n) {
+    const int64_t kept = arrow::internal::CountSetBits(keep.data(), 0, n);
+    if (kept == 0) {
+      for (auto& c : columns) c = c->Slice(0, 0);
+      return arrow::RecordBatch::Make(output_schema_, 0, std::move(columns));
+    }
+    if (n > std::numeric_limits<uint32_t>::max()) {
+      // Beyond 32-bit row indices (never with Parquet batches in practice): Arrow's filter.
+      ARROW_ASSIGN_OR_RAISE(auto filtered,
+                            arrow::compute::Filter(arrow::RecordBatch::Make(output_schema_, n, std::move(columns)),
+                                                   std::make_shared<arrow::BooleanArray>(
+                                                       n, std::make_shared<arrow::Buffer>(keep.data(), keep.size()))));
+      return filtered.record_batch();
+    }
+    arrow::UInt32Builder indices_builder;
+    ARROW_RETURN_NOT_OK(indices_builder.Resize(kept));
+    arrow::internal::SetBitRunReader runs(keep.data(), 0, n);
+    for (auto run = runs.NextRun(); run.length != 0; run = runs.NextRun()) {
+      for (int64_t i = run.position; i < run.position + run.length; ++i) {
+        indices_builder.UnsafeAppend(static_cast<uint32_t>(i));
+      }
+    }
+    ARROW_ASSIGN_OR_RAISE(auto indices, indices_builder.Finish());
+    // Batches are at most batch_rows long; a gather of a small one is not worth a task hand-off.
+    constexpr int64_t kMinRowsForThreads = 4096;
+    const bool threads = options_.use_threads && columns.size() > 1 && n >= kMinRowsForThreads;
+    arrow::ArrayVector out(columns.size());
+    ARROW_RETURN_NOT_OK(arrow::internal::OptionalParallelFor(
+        threads, static_cast<int>(columns.size()), [&](int i) -> Status {
+          ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(*columns[static_cast<size_t>(i)], *indices,
+                                                                 arrow::compute::TakeOptions::NoBoundsCheck()));
+          out[static_cast<size_t>(i)] = std::move(taken);
+          return Status::OK();
+        }));
+    return arrow::RecordBatch::Make(output_schema_, kept, std::move(out));
   }
 
   std::shared_ptr<Table> table_;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "lakesync/catalog/metadata_files.h"
+#include "lakesync/common/failpoint.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/common/version.h"
 #include "lakesync/iceberg/commit/table_update.h"
@@ -381,7 +382,10 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   ref.snapshot_id = snapshot_id;
   std::vector<iceberg::TableUpdate> updates = {iceberg::AddSnapshot{snapshot},
                                                iceberg::SetSnapshotRef{iceberg::kMainBranch, ref}};
+  if (!table_properties_.empty()) updates.push_back(iceberg::SetProperties{table_properties_});
+  Failpoint(kFailpointBeforeCommit);
   ARROW_ASSIGN_OR_RAISE(auto committed, table_->catalog()->CommitTable(table_->identifier(), requirements, updates));
+  Failpoint(kFailpointAfterCommit);
   table_->Update(std::move(committed));
   return CommitResult{snapshot_id, sequence_number, operation, summary, attempt_number + 1};
 }

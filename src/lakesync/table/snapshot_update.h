@@ -51,6 +51,8 @@ class SnapshotUpdate {
   }
   // Extra snapshot summary entries (e.g. lakesync.source-position.<sink>).
   void SetSummaryProperty(std::string key, std::string value) { extra_summary_[std::move(key)] = std::move(value); }
+  // A table property set in the same commit (atomically with the snapshot).
+  void SetTableProperty(std::string key, std::string value) { table_properties_[std::move(key)] = std::move(value); }
   // Checked against every state the commit is attempted on (the first and each retry); an error
   // stops the commit. Use it for conflicts only this operation understands.
   void AddValidation(std::function<Status(const CommitBase&)> validation) {
@@ -79,6 +81,7 @@ class SnapshotUpdate {
   std::set<std::string> removed_data_;
   std::set<std::pair<std::string, std::string>> removed_deletes_;
   std::map<std::string, std::string> extra_summary_;
+  std::map<std::string, std::string> table_properties_;
   std::vector<std::function<Status(const CommitBase&)>> validations_;
   std::optional<std::string> operation_;
   // Manifests holding the added files, written once.

@@ -1,0 +1,186 @@
+#include "lakesync/plan/spill_store_internal.h"
+
+#include <arrow/api.h>
+#include <arrow/compute/api.h>
+#include <arrow/extension_type.h>
+#include <arrow/io/file.h>
+#include <arrow/ipc/reader.h>
+#include <arrow/ipc/writer.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "lakesync/plan/key_view_internal.h"
+
+namespace lakesync::plan::internal {
+namespace {
+
+namespace fs = std::filesystem;
+namespace cp = arrow::compute;
+
+// A column read back from IPC has its storage type when its extension type is not registered in
+// this process; wrap it again so that spilled and in-memory parts have identical schemas.
+Result<std::shared_ptr<arrow::Array>> Restore(std::shared_ptr<arrow::Array> array,
+                                              const std::shared_ptr<arrow::DataType>& expected) {
+  if (array->type()->Equals(*expected)) return array;
+  if (expected->id() == arrow::Type::EXTENSION) {
+    auto ext = std::static_pointer_cast<arrow::ExtensionType>(expected);
+    if (array->type()->Equals(*ext->storage_type())) return ext->WrapArray(expected, array);
+  }
+  return Corrupt("spill file column has type {}, expected {}", array->type()->ToString(), expected->ToString());
+}
+
+}  // namespace
+
+uint64_t SpillSeed(int depth) { return 0x2545f4914f6cdd1dULL * static_cast<uint64_t>(depth + 1); }
+
+Result<std::unique_ptr<SpillDirectory>> SpillDirectory::Create(const std::string& parent) {
+  std::error_code ec;
+  fs::path base = parent.empty() ? fs::temp_directory_path(ec) : fs::path(parent);
+  if (ec) return IOError("no temporary directory for spill files: {}", ec.message());
+  fs::create_directories(base, ec);
+  if (ec) return IOError("creating spill directory {}: {}", base.string(), ec.message());
+  std::string pattern = (base / "lakesync-collapse-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return IOError("creating a spill directory in {}: {}", base.string(), std::generic_category().message(errno));
+  }
+  return std::unique_ptr<SpillDirectory>(new SpillDirectory(pattern));
+}
+
+SpillDirectory::~SpillDirectory() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);  // best effort: a destructor cannot report failure
+}
+
+std::string SpillDirectory::NewFilePath() { return fmt::format("{}/bucket-{:06d}.arrow", path_, next_file_++); }
+
+struct BucketWriter::Sink {
+  SpillBucket bucket;
+  std::shared_ptr<arrow::io::FileOutputStream> stream;
+  std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
+};
+
+BucketWriter::BucketWriter(SpillDirectory* directory, std::shared_ptr<arrow::Schema> schema,
+                           std::vector<int> key_positions, int count, uint64_t seed, int depth)
+    : directory_(directory),
+      schema_(std::move(schema)),
+      key_positions_(std::move(key_positions)),
+      count_(count),
+      seed_(seed),
+      depth_(depth),
+      sinks_(static_cast<size_t>(count)) {}
+
+BucketWriter::~BucketWriter() {
+  for (auto& sink : sinks_) {
+    if (sink && sink->stream && !sink->stream->closed()) (void)sink->stream->Close();
+  }
+}
+
+Status BucketWriter::WriteTo(int bucket, const std::shared_ptr<arrow::RecordBatch>& batch) {
+  auto& sink = sinks_[bucket];
+  if (!sink) {
+    sink = std::make_unique<Sink>();
+    sink->bucket.path = directory_->NewFilePath();
+    sink->bucket.depth = depth_;
+    LS_ASSIGN_OR_RAISE_CTX(sink->stream, arrow::io::FileOutputStream::Open(sink->bucket.path),
+                           "opening spill file {}", sink->bucket.path);
+    LS_ASSIGN_OR_RAISE_CTX(sink->writer, arrow::ipc::MakeFileWriter(sink->stream, schema_),
+                           "starting spill file {}", sink->bucket.path);
+  }
+  LS_RETURN_NOT_OK_CTX(sink->writer->WriteRecordBatch(*batch), "writing spill file {}", sink->bucket.path);
+  sink->bucket.rows += batch->num_rows();
+  return Track(*sink);
+}
+
+Status BucketWriter::Track(Sink& sink) {
+  LS_ASSIGN_OR_RAISE_CTX(const int64_t size, sink.stream->Tell(), "writing spill file {}", sink.bucket.path);
+  bytes_written_ += size - sink.bucket.bytes;
+  sink.bucket.bytes = size;
+  return Status::OK();
+}
+
+Status BucketWriter::Write(const std::shared_ptr<arrow::RecordBatch>& batch) {
+  const int64_t n = batch->num_rows();
+  if (n == 0) return Status::OK();
+  if (count_ == 1) return WriteTo(0, batch);
+  std::vector<std::shared_ptr<arrow::Array>> keys;
+  for (int position : key_positions_) keys.push_back(batch->column(position));
+  ARROW_ASSIGN_OR_RAISE(auto view, KeyView::Make(keys));
+  const std::vector<uint64_t> hashes = view.HashRows(seed_);
+
+  // A stable counting sort by bucket keeps each key's changes in input order within its bucket.
+  std::vector<int32_t> bucket_of(n);
+  std::vector<int64_t> starts(count_ + 1, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    bucket_of[i] = static_cast<int32_t>((static_cast<unsigned __int128>(hashes[i]) * count_) >> 64);
+    ++starts[bucket_of[i] + 1];
+  }
+  for (int b = 0; b < count_; ++b) starts[b + 1] += starts[b];
+  std::vector<int64_t> order(n);
+  std::vector<int64_t> cursor(starts.begin(), starts.end() - 1);
+  for (int64_t i = 0; i < n; ++i) order[cursor[bucket_of[i]]++] = i;
+
+  auto indices = std::make_shared<arrow::Int64Array>(n, arrow::Buffer::FromVector(std::move(order)));
+  ARROW_ASSIGN_OR_RAISE(auto taken, cp::Take(batch, indices));
+  const auto sorted = taken.record_batch();
+  for (int b = 0; b < count_; ++b) {
+    const int64_t length = starts[b + 1] - starts[b];
+    if (length > 0) ARROW_RETURN_NOT_OK(WriteTo(b, sorted->Slice(starts[b], length)));
+  }
+  return Status::OK();
+}
+
+Result<std::vector<SpillBucket>> BucketWriter::Close() {
+  std::vector<SpillBucket> buckets;
+  for (auto& sink : sinks_) {
+    if (!sink) continue;
+    LS_RETURN_NOT_OK_CTX(sink->writer->Close(), "finishing spill file {}", sink->bucket.path);
+    ARROW_RETURN_NOT_OK(Track(*sink));
+    LS_RETURN_NOT_OK_CTX(sink->stream->Close(), "closing spill file {}", sink->bucket.path);
+    buckets.push_back(sink->bucket);
+    sink.reset();
+  }
+  return buckets;
+}
+
+Status ForEachSpilledBatch(const SpillBucket& bucket, const std::shared_ptr<arrow::Schema>& schema,
+                           const std::function<Status(std::shared_ptr<arrow::RecordBatch>)>& fn) {
+  LS_ASSIGN_OR_RAISE_CTX(auto file, arrow::io::ReadableFile::Open(bucket.path), "opening spill file {}", bucket.path);
+  LS_ASSIGN_OR_RAISE_CTX(auto reader, arrow::ipc::RecordBatchFileReader::Open(file), "reading spill file {}",
+                         bucket.path);
+  if (reader->schema()->num_fields() != schema->num_fields()) {
+    return Corrupt("spill file {} has {} columns, expected {}", bucket.path, reader->schema()->num_fields(),
+                   schema->num_fields());
+  }
+  for (int i = 0; i < reader->num_record_batches(); ++i) {
+    LS_ASSIGN_OR_RAISE_CTX(auto batch, reader->ReadRecordBatch(i), "reading spill file {}", bucket.path);
+    arrow::ArrayVector columns;
+    for (int c = 0; c < schema->num_fields(); ++c) {
+      LS_ASSIGN_OR_RAISE_CTX(auto column, Restore(batch->column(c), schema->field(c)->type()), "reading spill file {}",
+                             bucket.path);
+      columns.push_back(std::move(column));
+    }
+    ARROW_RETURN_NOT_OK(fn(arrow::RecordBatch::Make(schema, batch->num_rows(), std::move(columns))));
+  }
+  return file->Close();
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> ReadBucket(const SpillBucket& bucket,
+                                                       const std::shared_ptr<arrow::Schema>& schema) {
+  arrow::RecordBatchVector batches;
+  ARROW_RETURN_NOT_OK(ForEachSpilledBatch(bucket, schema, [&](std::shared_ptr<arrow::RecordBatch> batch) {
+    batches.push_back(std::move(batch));
+    return Status::OK();
+  }));
+  if (batches.empty()) return arrow::RecordBatch::MakeEmpty(schema);
+  if (batches.size() == 1) return batches.front();
+  LS_ASSIGN_OR_RAISE_CTX(auto combined, arrow::ConcatenateRecordBatches(batches), "combining spill file {}",
+                         bucket.path);
+  return combined;
+}
+
+}  // namespace lakesync::plan::internal

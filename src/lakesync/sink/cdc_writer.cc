@@ -1,0 +1,675 @@
+#include "lakesync/sink/cdc_writer.h"
+
+#include <arrow/array.h>
+#include <arrow/builder.h>
+#include <arrow/compute/api.h>
+#include <arrow/io/interfaces.h>
+#include <arrow/record_batch.h>
+#include <arrow/table.h>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <regex>
+#include <set>
+
+#include "lakesync/common/failpoint.h"
+#include "lakesync/common/logging.h"
+#include "lakesync/formats/tabular/tabular.h"
+#include "lakesync/iceberg/commit/table_update.h"
+#include "lakesync/iceberg/model/arrow_schema.h"
+#include "lakesync/iceberg/model/spec_syntax.h"
+#include "lakesync/iceberg/write/data_file_writer.h"
+#include "lakesync/iceberg/write/equality_delete_writer.h"
+#include "lakesync/iceberg/write/file_namer.h"
+#include "lakesync/iceberg/write/partition_splitter.h"
+#include "lakesync/sink/key_resolver.h"
+#include "lakesync/sink/table_template.h"
+#include "lakesync/table/append.h"
+#include "lakesync/table/row_deletes.h"
+#include "lakesync/table/snapshot_update.h"
+
+namespace lakesync::sink {
+namespace {
+
+constexpr int kMaxResolveAttempts = 5;
+// Marks a commit that lost to a writer that applied the same source position first.
+constexpr char kAlreadyApplied[] = "already applied";
+
+std::string PositionKey(const std::string& sink_id) { return kSummarySourcePositionPrefix + sink_id; }
+
+Result<std::shared_ptr<arrow::Table>> ConcatTables(const std::vector<std::shared_ptr<arrow::Table>>& tables,
+                                                   const std::shared_ptr<arrow::Schema>& schema) {
+  if (tables.empty()) return arrow::Table::MakeEmpty(schema);
+  return arrow::ConcatenateTables(tables);
+}
+
+}  // namespace
+
+Result<SourcePosition> ParseSourcePosition(std::string_view text) {
+  static const std::regex kPattern(R"(^(\d{1,18})(:.*)?$)");
+  std::cmatch m;
+  if (!std::regex_match(text.begin(), text.end(), m, kPattern)) {
+    return InvalidArgument("source position '{}' must start with a non-negative integer (e.g. a Delta version, "
+                           "or '<sequence number>:<snapshot id>')", text);
+  }
+  return SourcePosition{std::stoll(m[1].str()), std::string(text)};
+}
+
+Result<std::optional<SourcePosition>> CommittedPosition(const iceberg::TableMetadata& metadata,
+                                                        const std::string& sink_id) {
+  std::optional<SourcePosition> best;
+  const std::string key = PositionKey(sink_id);
+  if (auto current = metadata.CurrentSnapshot()) {
+    for (const auto& s : metadata.Ancestors(current->snapshot_id)) {
+      auto it = s->summary.find(key);
+      if (it == s->summary.end()) continue;
+      ARROW_ASSIGN_OR_RAISE(best, ParseSourcePosition(it->second));
+      break;
+    }
+  }
+  // A copy in the table properties survives the expiry of the snapshot that carried it.
+  if (auto it = metadata.properties.find(key); it != metadata.properties.end()) {
+    ARROW_ASSIGN_OR_RAISE(auto from_property, ParseSourcePosition(it->second));
+    if (!best || from_property.ordinal > best->ordinal) best = from_property;
+  }
+  return best;
+}
+
+struct CdcWriter::Destination {
+  std::string name;
+  catalog::TableIdentifier id;
+  std::shared_ptr<table::Table> table;
+  bool created = false;
+  bool skipped = false;
+  std::string message;
+  std::vector<std::string> table_columns;  // table order
+  std::shared_ptr<arrow::Schema> table_arrow;
+  // The same with every column nullable: delete images may carry only their key (a DELETE row need
+  // not repeat the rest of the row).
+  std::shared_ptr<arrow::Schema> delete_arrow;
+  std::vector<std::string> key_columns;
+  std::unique_ptr<plan::ChangeCollapser> collapser;
+  std::unique_ptr<iceberg::RollingDataWriter> append_writer;
+  std::vector<std::string> written;  // files to delete if we fail
+  ~Destination() {
+    if (append_writer) append_writer->Abort();
+  }
+};
+
+CdcWriter::CdcWriter(std::shared_ptr<catalog::Catalog> catalog, SinkConfig config)
+    : catalog_(std::move(catalog)), config_(std::move(config)) {}
+CdcWriter::~CdcWriter() = default;
+
+Result<std::unique_ptr<CdcWriter>> CdcWriter::Make(std::shared_ptr<catalog::Catalog> catalog, SinkConfig config) {
+  if (config.table.empty()) return InvalidArgument("table: the sink needs a table");
+  return std::unique_ptr<CdcWriter>(new CdcWriter(std::move(catalog), std::move(config)));
+}
+
+namespace {
+
+// The input columns that are table columns (not control columns, not projected away), in input order.
+std::vector<std::string> TableColumnsOf(const arrow::Schema& input, const SinkConfig& config,
+                                        const std::set<std::string>& control) {
+  std::vector<std::string> out;
+  for (const auto& f : input.fields()) {
+    const std::string& n = f->name();
+    if (config.keep) {
+      if (std::find(config.keep->begin(), config.keep->end(), n) != config.keep->end()) out.push_back(n);
+      continue;
+    }
+    if (control.count(n)) continue;
+    if (config.drop && std::find(config.drop->begin(), config.drop->end(), n) != config.drop->end()) continue;
+    out.push_back(n);
+  }
+  return out;
+}
+
+// `only`: the named struct column's children become the row; control columns stay top-level.
+Result<std::shared_ptr<arrow::RecordBatch>> FlattenOnly(const std::shared_ptr<arrow::RecordBatch>& batch,
+                                                        const std::string& only,
+                                                        const std::set<std::string>& control) {
+  auto column = batch->GetColumnByName(only);
+  if (!column || column->type_id() != arrow::Type::STRUCT) {
+    return InvalidArgument("only: '{}' is not a record column of the input", only);
+  }
+  const auto& st = static_cast<const arrow::StructArray&>(*column);
+  arrow::FieldVector fields;
+  arrow::ArrayVector arrays;
+  for (int i = 0; i < st.num_fields(); ++i) {
+    fields.push_back(st.struct_type()->field(i));
+    ARROW_ASSIGN_OR_RAISE(auto child, st.GetFlattenedField(i));
+    arrays.push_back(child);
+  }
+  for (int i = 0; i < batch->num_columns(); ++i) {
+    if (control.count(batch->schema()->field(i)->name())) {
+      fields.push_back(batch->schema()->field(i));
+      arrays.push_back(batch->column(i));
+    }
+  }
+  return arrow::RecordBatch::Make(arrow::schema(fields), batch->num_rows(), arrays);
+}
+
+}  // namespace
+
+Result<CdcWriter::Destination*> CdcWriter::DestinationFor(const std::string& name,
+                                                          const std::shared_ptr<arrow::Schema>& input_schema,
+                                                          const ApplyOptions& options) {
+  for (auto& d : destinations_) {
+    if (d->name == name) return d.get();
+  }
+  auto dest = std::make_unique<Destination>();
+  dest->name = name;
+  ARROW_ASSIGN_OR_RAISE(dest->id, catalog::TableIdentifier::Parse(name));
+  const bool merge = config_.mode == WriteMode::kMergeOnRead;
+  std::set<std::string> control;
+  if (merge) {
+    control.insert(config_.sequence_number_column);
+    if (config_.change_type_column) control.insert(*config_.change_type_column);
+  }
+  const std::vector<std::string> input_columns = TableColumnsOf(*input_schema, config_, control);
+
+  auto loaded = table::Table::Load(catalog_, dest->id);
+  if (!loaded.ok() && KindOf(loaded.status()) != ErrorKind::kNotFound) return loaded.status();
+  if (loaded.ok()) {
+    dest->table = *loaded;
+  } else {
+    // Create the namespace and table from the input (minus control columns).
+    if (merge && config_.equality_columns.empty()) {
+      return InvalidArgument("equality_columns is required to create table {} (they become its identifier fields)",
+                             name);
+    }
+    arrow::FieldVector fields;
+    for (const auto& c : input_columns) {
+      auto f = input_schema->GetFieldByName(c);
+      const bool key = std::find(config_.equality_columns.begin(), config_.equality_columns.end(), c) !=
+                       config_.equality_columns.end();
+      fields.push_back(key ? f->WithNullable(false) : f);
+    }
+    LS_ASSIGN_OR_RAISE_CTX(auto schema, iceberg::FromArrowSchema(*arrow::schema(fields), true),
+                           "deriving the schema of {} from the input", name);
+    std::vector<int32_t> ids;
+    for (const auto& c : config_.equality_columns) {
+      const auto* f = schema->FindFieldByName(c);
+      if (!f) return InvalidArgument("equality_columns: '{}' is not a column of the input", c);
+      ids.push_back(f->id);
+    }
+    schema = std::make_shared<const iceberg::Schema>(0, schema->fields(), ids);
+    LS_RETURN_NOT_OK_CTX(schema->Validate(), "equality_columns");
+    catalog::CreateTableRequest req;
+    req.identifier = dest->id;
+    req.schema = schema;
+    LS_ASSIGN_OR_RAISE_CTX(req.spec, iceberg::ParsePartitionFields(config_.partition_fields, *schema),
+                           "partition_fields");
+    LS_ASSIGN_OR_RAISE_CTX(req.sort_order, iceberg::ParseSortFields(config_.sort_fields, *schema), "sort_fields");
+    req.properties = config_.table_properties;
+    ARROW_ASSIGN_OR_RAISE(bool ns_exists, catalog_->NamespaceExists(dest->id.ns));
+    if (!ns_exists) {
+      auto st = catalog_->CreateNamespace(dest->id.ns, {});
+      if (!st.ok() && KindOf(st) != ErrorKind::kAlreadyExists) return st;
+    }
+    auto created = catalog_->CreateTable(req);
+    if (!created.ok() && KindOf(created.status()) != ErrorKind::kAlreadyExists) return created.status();
+    ARROW_ASSIGN_OR_RAISE(dest->table, table::Table::Load(catalog_, dest->id));
+    dest->created = created.ok();
+    if (dest->created) LS_LOG_INFO("created table {} for the sink", name);
+  }
+
+  const auto& m = *dest->table->metadata();
+  auto schema = m.Schema();
+  for (const auto& f : schema->fields()) {
+    if (std::find(input_columns.begin(), input_columns.end(), f.name) != input_columns.end()) {
+      dest->table_columns.push_back(f.name);
+    }
+  }
+  for (const auto& c : input_columns) {
+    if (!schema->FindFieldByName(c) || schema->TopLevelIndex(schema->FindFieldByName(c)->id) < 0) {
+      return InvalidArgument("{}: input column '{}' is not a column of table {} (drop it with `drop`, or add it "
+                             "to the table)", options.source_name, c, name);
+    }
+  }
+  ARROW_ASSIGN_OR_RAISE(dest->table_arrow, iceberg::ToArrowSchema(*schema));
+  {
+    arrow::FieldVector nullable;
+    for (const auto& f : dest->table_arrow->fields()) nullable.push_back(f->WithNullable(true));
+    dest->delete_arrow = arrow::schema(nullable);
+  }
+
+  // Exactly-once: a batch at or below the committed position is skipped, loudly.
+  if (config_.sink_id && options.source_position) {
+    ARROW_ASSIGN_OR_RAISE(auto position, ParseSourcePosition(*options.source_position));
+    ARROW_ASSIGN_OR_RAISE(auto committed, CommittedPosition(m, *config_.sink_id));
+    if (committed && position.ordinal <= committed->ordinal) {
+      dest->skipped = true;
+      dest->message = fmt::format("source position {} is at or below position {} already committed to {} by sink "
+                                  "'{}'; skipping these changes", position.text, committed->text, name,
+                                  *config_.sink_id);
+      LS_LOG_WARN("{}", dest->message);
+    }
+  }
+
+  if (merge) {
+    if (!config_.equality_columns.empty()) {
+      dest->key_columns = config_.equality_columns;
+    } else {
+      for (int32_t id : schema->identifier_field_ids()) dest->key_columns.push_back(schema->FindColumnName(id));
+    }
+    if (dest->key_columns.empty()) {
+      return InvalidArgument("table {} has no identifier fields: set equality_columns", name);
+    }
+    for (const auto& k : dest->key_columns) {
+      const auto* f = schema->FindFieldByName(k);
+      if (!f || schema->TopLevelIndex(f->id) < 0) {
+        return InvalidArgument("equality_columns: '{}' is not a top-level column of table {}", k, name);
+      }
+    }
+    if (config_.delete_strategy == DeleteStrategy::kEquality && config_.upsert) {
+      // Equality deletes only reach their own partition: with upsert there is no before-image to tell
+      // the old partition, so the partition must follow from the key (Beam has the same rule).
+      for (const auto& f : m.Spec()->fields()) {
+        const std::string source = schema->FindColumnName(f.source_id);
+        if (std::find(dest->key_columns.begin(), dest->key_columns.end(), source) == dest->key_columns.end()) {
+          return InvalidArgument("upsert with delete_strategy equality needs every partition source column among "
+                                 "equality_columns; '{}' is not (use delete_strategy position)", source);
+        }
+      }
+    }
+    plan::CollapseOptions copts;
+    copts.key_columns = dest->key_columns;
+    copts.sequence_column = config_.sequence_number_column;
+    copts.change_type_column = config_.change_type_column;
+    ARROW_ASSIGN_OR_RAISE(copts.mapper, change::ChangeKindMapper::Make(config_.change_type_map));
+    copts.upsert = config_.upsert;
+    copts.output_columns = dest->table_columns;
+    copts.memory_limit_bytes = static_cast<int64_t>(config_.sorter_memory_mb) << 20;
+    copts.dead_letter = config_.error_handling.has_value();
+    copts.source_name = options.source_name;
+    arrow::FieldVector prepared;
+    for (const auto& c : input_columns) prepared.push_back(input_schema->GetFieldByName(c));
+    for (const auto& c : control) {
+      auto f = input_schema->GetFieldByName(c);
+      if (!f) {
+        return InvalidArgument("{}: the input has no column '{}' ({})", options.source_name, c,
+                               c == config_.sequence_number_column ? "sequence_number_column" : "change_type_column");
+      }
+      prepared.push_back(f);
+    }
+    LS_ASSIGN_OR_RAISE_CTX(dest->collapser, plan::ChangeCollapser::Make(arrow::schema(prepared), copts),
+                           "applying changes to {}", name);
+  } else {
+    auto writer_options = table::DataWriterOptionsFor(*dest->table);
+    for (const auto& [k, v] : config_.write_properties) writer_options.properties[k] = v;
+    ARROW_ASSIGN_OR_RAISE(dest->append_writer, iceberg::RollingDataWriter::Make(writer_options));
+  }
+  destinations_.push_back(std::move(dest));
+  return destinations_.back().get();
+}
+
+Status CdcWriter::Route(const std::shared_ptr<arrow::RecordBatch>& input, const ApplyOptions& options) {
+  std::shared_ptr<arrow::RecordBatch> batch = input;
+  std::set<std::string> control;
+  if (config_.mode == WriteMode::kMergeOnRead) {
+    control.insert(config_.sequence_number_column);
+    if (config_.change_type_column) control.insert(*config_.change_type_column);
+  }
+  if (config_.only) {
+    ARROW_ASSIGN_OR_RAISE(batch, FlattenOnly(batch, *config_.only, control));
+  }
+
+  // Split rows by destination table (templates) — one destination without placeholders.
+  std::vector<std::pair<std::string, std::shared_ptr<arrow::RecordBatch>>> routed;
+  if (!IsTemplate(config_.table)) {
+    routed.emplace_back(config_.table, batch);
+  } else {
+    std::map<std::string, std::vector<int64_t>> rows_of;
+    const auto placeholders = TemplatePlaceholders(config_.table);
+    std::vector<std::shared_ptr<arrow::Array>> columns;
+    for (const auto& p : placeholders) {
+      auto column = batch->GetColumnByName(p.substr(0, p.find('.')));
+      if (!column) return InvalidArgument("table template {}: the input has no column '{}'", config_.table, p);
+      if (p.find('.') != std::string::npos) {
+        // Nested placeholder a.b.c: walk the struct path.
+        std::string rest = p.substr(p.find('.') + 1);
+        while (!rest.empty()) {
+          const auto dot = rest.find('.');
+          const std::string part = rest.substr(0, dot);
+          if (column->type_id() != arrow::Type::STRUCT) {
+            return InvalidArgument("table template {}: '{}' is not a record", config_.table, p);
+          }
+          ARROW_ASSIGN_OR_RAISE(column, static_cast<const arrow::StructArray&>(*column).GetFlattenedField(
+                                            static_cast<const arrow::StructType&>(*column->type()).GetFieldIndex(part)));
+          rest = dot == std::string::npos ? "" : rest.substr(dot + 1);
+        }
+      }
+      ARROW_ASSIGN_OR_RAISE(auto as_text, arrow::compute::Cast(*column, arrow::utf8()));
+      columns.push_back(as_text);
+    }
+    for (int64_t r = 0; r < batch->num_rows(); ++r) {
+      ARROW_ASSIGN_OR_RAISE(
+          auto name, RenderTableTemplate(config_.table, [&](std::string_view placeholder) -> std::optional<std::string> {
+            for (size_t i = 0; i < placeholders.size(); ++i) {
+              if (placeholders[i] == placeholder) {
+                const auto& c = static_cast<const arrow::StringArray&>(*columns[i]);
+                if (c.IsNull(r)) return std::nullopt;
+                return std::string(c.GetView(r));
+              }
+            }
+            return std::nullopt;
+          }));
+      rows_of[name].push_back(r);
+    }
+    for (const auto& [name, rows] : rows_of) {
+      arrow::Int64Builder indices;
+      ARROW_RETURN_NOT_OK(indices.AppendValues(rows));
+      ARROW_ASSIGN_OR_RAISE(auto idx, indices.Finish());
+      ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(batch, idx));
+      routed.emplace_back(name, taken.record_batch());
+    }
+  }
+
+  for (auto& [name, rows] : routed) {
+    ARROW_ASSIGN_OR_RAISE(Destination * dest, DestinationFor(name, rows->schema(), options));
+    if (dest->skipped) continue;
+    if (dest->collapser) {
+      // The collapser's input: the table columns in input order, then the control columns.
+      std::vector<int> idx;
+      std::vector<std::string> names = TableColumnsOf(*rows->schema(), config_, control);
+      for (const auto& c : control) names.push_back(c);
+      for (const auto& n : names) idx.push_back(rows->schema()->GetFieldIndex(n));
+      ARROW_ASSIGN_OR_RAISE(auto prepared, rows->SelectColumns(idx));
+      ARROW_RETURN_NOT_OK(dest->collapser->Add(prepared));
+    } else {
+      std::vector<int> idx;
+      for (const auto& n : TableColumnsOf(*rows->schema(), config_, control)) {
+        idx.push_back(rows->schema()->GetFieldIndex(n));
+      }
+      ARROW_ASSIGN_OR_RAISE(auto prepared, rows->SelectColumns(idx));
+      ARROW_ASSIGN_OR_RAISE(auto conformed, tabular::ConformBatch(prepared, dest->table_arrow, options.source_name));
+      ARROW_RETURN_NOT_OK(dest->append_writer->Write(conformed));
+    }
+  }
+  return Status::OK();
+}
+
+Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions& options) {
+  TableApplyResult result;
+  result.table = dest.name;
+  result.created = dest.created;
+  if (dest.skipped) {
+    result.skipped = true;
+    result.message = dest.message;
+    return result;
+  }
+  const auto& table = dest.table;
+  auto io = table->io();
+  auto delete_all = [&](std::vector<std::string>& files) {
+    for (const auto& f : files) {
+      auto st = io->Delete(f);
+      if (!st.ok()) LS_LOG_WARN("could not delete {}: {}", f, st.message());
+    }
+    files.clear();
+  };
+
+  // 1. Data files: the final rows.
+  std::vector<iceberg::DataFile> data_files;
+  std::vector<std::shared_ptr<arrow::Table>> delete_images;
+  if (dest.append_writer) {
+    auto closed = dest.append_writer->Close();
+    dest.append_writer.reset();
+    ARROW_RETURN_NOT_OK(closed.status());
+    data_files = std::move(*closed);
+  } else {
+    auto writer_options = table::DataWriterOptionsFor(*table);
+    for (const auto& [k, v] : config_.write_properties) writer_options.properties[k] = v;
+    ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::RollingDataWriter::Make(writer_options));
+    Status st = [&]() -> Status {
+      while (true) {
+        ARROW_ASSIGN_OR_RAISE(auto part, dest.collapser->NextPart());
+        if (!part) break;
+        arrow::TableBatchReader rows(*part->rows);
+        std::shared_ptr<arrow::RecordBatch> batch;
+        while (true) {
+          ARROW_RETURN_NOT_OK(rows.ReadNext(&batch));
+          if (!batch) break;
+          ARROW_ASSIGN_OR_RAISE(auto conformed, tabular::ConformBatch(batch, dest.table_arrow, options.source_name));
+          ARROW_RETURN_NOT_OK(writer->Write(conformed));
+        }
+        if (part->deletes->num_rows() > 0) delete_images.push_back(part->deletes);
+      }
+      return Status::OK();
+    }();
+    if (!st.ok()) {
+      for (const auto& f : writer->Abort()) dest.written.push_back(f);
+      delete_all(dest.written);
+      return st;
+    }
+    ARROW_ASSIGN_OR_RAISE(data_files, writer->Close());
+  }
+  for (const auto& f : data_files) {
+    dest.written.push_back(f.file_path);
+    result.rows_written += f.record_count;
+    result.data_bytes += f.file_size_in_bytes;
+  }
+  result.data_files = static_cast<int64_t>(data_files.size());
+
+  // Delete images as the table's Arrow types (the key encoding compares exact types).
+  std::shared_ptr<arrow::Table> deletes;
+  if (!delete_images.empty()) {
+    ARROW_ASSIGN_OR_RAISE(auto concatenated, ConcatTables(delete_images, delete_images.front()->schema()));
+    ARROW_ASSIGN_OR_RAISE(auto batch, concatenated->CombineChunksToBatch());
+    ARROW_ASSIGN_OR_RAISE(auto conformed, tabular::ConformBatch(batch, dest.delete_arrow, options.source_name));
+    ARROW_ASSIGN_OR_RAISE(deletes, arrow::Table::FromRecordBatches({conformed}));
+  }
+
+  // 2. Equality deletes do not depend on the table state: written once.
+  std::vector<iceberg::DataFile> equality_files;
+  if (deletes && config_.delete_strategy == DeleteStrategy::kEquality) {
+    const auto& m = *table->metadata();
+    std::vector<int32_t> ids;
+    for (const auto& k : dest.key_columns) ids.push_back(m.Schema()->FindFieldByName(k)->id);
+    ARROW_ASSIGN_OR_RAISE(auto splitter, iceberg::PartitionSplitter::Make(m.Schema(), m.Spec()));
+    ARROW_ASSIGN_OR_RAISE(auto batch, deletes->CombineChunksToBatch());
+    ARROW_ASSIGN_OR_RAISE(auto groups, splitter->Split(batch));
+    iceberg::FileNamer namer(table::DataLocation(m), 0, 0);
+    for (const auto& g : groups) {
+      iceberg::EqualityDeleteWriterOptions eq;
+      eq.table_schema = m.Schema();
+      eq.equality_field_ids = ids;
+      eq.location = namer.NewLocation(m.Spec()->PartitionPath(*m.Schema(), g.partition), true);
+      eq.output_factory = [io](const std::string& l) { return io->OpenOutput(l); };
+      eq.spec_id = m.Spec()->spec_id();
+      eq.partition = g.partition;
+      eq.properties = m.properties;
+      ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::EqualityDeleteWriter::Make(eq));
+      dest.written.push_back(eq.location);
+      // The key columns, in the delete schema's order and types.
+      ARROW_ASSIGN_OR_RAISE(auto key_arrow, iceberg::ToArrowSchema(*writer->delete_schema()));
+      arrow::ArrayVector key_arrays;
+      for (const auto& f : key_arrow->fields()) key_arrays.push_back(g.rows->GetColumnByName(f->name()));
+      ARROW_RETURN_NOT_OK(writer->Write(arrow::RecordBatch::Make(key_arrow, g.rows->num_rows(), key_arrays)));
+      ARROW_ASSIGN_OR_RAISE(auto file, writer->Close());
+      result.rows_deleted += file.record_count;
+      equality_files.push_back(std::move(file));
+    }
+  }
+
+  // 3. Resolve, write position deletes and commit; a concurrent commit that moved our rows makes us
+  //    resolve again (data files are kept and reused).
+  std::optional<SourcePosition> position;
+  if (options.source_position) {
+    ARROW_ASSIGN_OR_RAISE(position, ParseSourcePosition(*options.source_position));
+  }
+  for (int attempt = 1;; ++attempt) {
+    table::SnapshotUpdate update(table);
+    std::vector<std::string> attempt_files;
+    std::set<std::string> resolved_files;
+    int64_t deleted_positions = 0;
+    Status st = [&]() -> Status {
+      if (deletes && config_.delete_strategy == DeleteStrategy::kPosition) {
+        table::PositionDeletes positions(table);
+        ARROW_ASSIGN_OR_RAISE(auto resolved, ResolveKeys(table, *deletes, dest.key_columns, positions));
+        resolved_files = resolved.data_files;
+        result.missing_deletes = resolved.stats.keys - resolved.stats.keys_found;
+        deleted_positions = positions.count();
+        ARROW_RETURN_NOT_OK(positions.WriteTo(update, attempt_files));
+      }
+      return Status::OK();
+    }();
+    if (!st.ok()) {
+      delete_all(attempt_files);
+      delete_all(dest.written);
+      return st;
+    }
+    for (const auto& f : data_files) update.AddDataFile(f);
+    for (const auto& f : equality_files) update.AddDeleteFile(f);
+    if (update.empty() && !position) {
+      delete_all(attempt_files);
+      result.skipped = true;
+      result.message = "no changes to apply";
+      return result;
+    }
+    for (const auto& [k, v] : config_.snapshot_properties) update.SetSummaryProperty(k, v);
+    if (config_.sink_id) {
+      update.SetSummaryProperty(kSummarySinkId, *config_.sink_id);
+      if (position) {
+        update.SetSummaryProperty(PositionKey(*config_.sink_id), position->text);
+        // A copy in the table properties, committed atomically with it, survives snapshot expiry.
+        update.SetTableProperty(PositionKey(*config_.sink_id), position->text);
+      }
+    }
+    if (update.empty()) update.SetOperation(iceberg::kOperationAppend);  // progress marker only
+    const std::string sink_id = config_.sink_id.value_or("");
+    update.AddValidation([&](const table::CommitBase& base) -> Status {
+      if (!sink_id.empty() && position) {
+        ARROW_ASSIGN_OR_RAISE(auto committed, CommittedPosition(base.metadata, sink_id));
+        if (committed && position->ordinal <= committed->ordinal) {
+          return AlreadyExists("{}: position {} was committed by another writer (now at {})", kAlreadyApplied,
+                               position->text, committed->text);
+        }
+      }
+      if (!resolved_files.empty()) {
+        ARROW_ASSIGN_OR_RAISE(auto live, base.live_data_files());
+        for (const auto& f : resolved_files) {
+          if (!live->count(f)) return CommitConflict("data file {} was removed by a concurrent commit", f);
+        }
+      }
+      return Status::OK();
+    });
+    Failpoint(kFailpointAfterDataFiles);
+    auto committed = update.Commit();
+    if (committed.ok()) {
+      result.snapshot_id = committed->snapshot_id;
+      result.attempts = attempt;
+      result.rows_deleted += deleted_positions;
+      result.delete_files = static_cast<int64_t>(attempt_files.size() + equality_files.size());
+      dest.written.clear();
+      return result;
+    }
+    const Status& error = committed.status();
+    if (KindOf(error) == ErrorKind::kCommitStateUnknown) return error;  // keep every file
+    delete_all(attempt_files);
+    if (KindOf(error) == ErrorKind::kAlreadyExists && error.message().find(kAlreadyApplied) != std::string::npos) {
+      delete_all(dest.written);
+      result.skipped = true;
+      result.message = error.message();
+      LS_LOG_WARN("{}", result.message);
+      return result;
+    }
+    if (KindOf(error) != ErrorKind::kCommitConflict || attempt >= kMaxResolveAttempts) {
+      delete_all(dest.written);
+      return error;
+    }
+    LS_LOG_INFO("commit to {} conflicted ({}); resolving keys again", dest.name, error.message());
+    ARROW_RETURN_NOT_OK(table->Refresh());
+  }
+}
+
+Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const ApplyOptions& options) {
+  destinations_.clear();
+  ApplyResult result;
+  auto fail = [&](const Status& st) {
+    for (auto& d : destinations_) {
+      if (d->append_writer) {
+        for (const auto& f : d->append_writer->Abort()) (void)d->table->io()->Delete(f);
+        d->append_writer.reset();
+      }
+    }
+    return st;
+  };
+  // Without an explicit sequence column, changes are ordered as they arrive (file order, row order).
+  const bool synthesize_sequence = config_.mode == WriteMode::kMergeOnRead &&
+                                   !config_.is_given("sequence_number_column") &&
+                                   changes.schema()->GetFieldIndex(config_.sequence_number_column) < 0;
+  int64_t next_sequence = 0;
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    Status st = changes.ReadNext(&batch);
+    if (!st.ok()) return fail(WithContext(st, "reading " + options.source_name));
+    if (!batch) break;
+    if (synthesize_sequence) {
+      arrow::Int64Builder seq;
+      ARROW_RETURN_NOT_OK(seq.Reserve(batch->num_rows()));
+      for (int64_t i = 0; i < batch->num_rows(); ++i) seq.UnsafeAppend(next_sequence++);
+      ARROW_ASSIGN_OR_RAISE(auto seq_array, seq.Finish());
+      ARROW_ASSIGN_OR_RAISE(batch, batch->AddColumn(batch->num_columns(),
+                                                    arrow::field(config_.sequence_number_column, arrow::int64(), false),
+                                                    seq_array));
+    }
+    st = Route(batch, options);
+    if (!st.ok()) return fail(st);
+  }
+  if (destinations_.empty() && !IsTemplate(config_.table)) {
+    // No rows at all: still record progress when a position is given, so the source moves on.
+    auto st = DestinationFor(config_.table, changes.schema(), options).status();
+    if (!st.ok() && !(KindOf(st) == ErrorKind::kInvalidArgument && config_.mode == WriteMode::kMergeOnRead)) {
+      return fail(st);
+    }
+  }
+  // Dead letters first: if they cannot be written, nothing is committed.
+  if (config_.error_handling) {
+    std::vector<std::shared_ptr<arrow::Table>> letters;
+    for (auto& d : destinations_) {
+      if (d->collapser && d->collapser->dead_letters()->num_rows() > 0) letters.push_back(d->collapser->dead_letters());
+    }
+    if (!letters.empty()) {
+      ARROW_ASSIGN_OR_RAISE(auto all, arrow::ConcatenateTables(letters, arrow::ConcatenateTablesOptions{true}));
+      result.dead_letters = all->num_rows();
+      ARROW_ASSIGN_OR_RAISE(auto location, io::NormalizeLocation(config_.error_handling->output));
+      ARROW_ASSIGN_OR_RAISE(auto out, catalog_->io()->OpenOutput(location));
+      ARROW_ASSIGN_OR_RAISE(auto writer, tabular::MakeRecordWriter(tabular::Format::kParquet, all->schema(), out));
+      arrow::TableBatchReader reader(*all);
+      std::shared_ptr<arrow::RecordBatch> b;
+      while (true) {
+        ARROW_RETURN_NOT_OK(reader.ReadNext(&b));
+        if (!b) break;
+        ARROW_RETURN_NOT_OK(writer->Write(*b));
+      }
+      ARROW_RETURN_NOT_OK(writer->Close());
+      ARROW_RETURN_NOT_OK(out->Close());
+      result.dead_letter_location = location;
+      LS_LOG_WARN("{} rows could not be applied; written with their reasons to {}", result.dead_letters, location);
+    }
+  }
+  for (auto& d : destinations_) {
+    auto r = Finish(*d, options);
+    if (!r.ok()) return fail(WithContext(r.status(), "applying changes to " + d->name));
+    if (d->collapser) {
+      const auto& s = d->collapser->stats();
+      auto& t = result.changes;
+      t.changes += s.changes;
+      t.inserts += s.inserts;
+      t.update_befores += s.update_befores;
+      t.update_afters += s.update_afters;
+      t.deletes += s.deletes;
+      t.keys += s.keys;
+      t.rows_to_write += s.rows_to_write;
+      t.keys_to_delete += s.keys_to_delete;
+      t.collapsed_away += s.collapsed_away;
+      t.dead_letters += s.dead_letters;
+      t.spilled_bytes += s.spilled_bytes;
+    }
+    result.tables.push_back(std::move(*r));
+  }
+  return result;
+}
+
+}  // namespace lakesync::sink

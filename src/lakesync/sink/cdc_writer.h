@@ -1,0 +1,96 @@
+// The Iceberg sink: applies a change stream (Arrow batches: table columns plus control columns) to one
+// or more Iceberg tables, one atomic commit per destination table.
+//
+// merge-on-read: each key's changes are collapsed (plan/change_collapser.h); final after-images are
+// written as data files; keys that may already exist are resolved to (data file, position) and
+// deleted with deletion vectors (v3) or position delete files (v2) — or, with delete_strategy
+// equality, with equality delete files. append: rows are appended as they come.
+//
+// Exactly-once: every commit records `lakesync.sink-id` and `lakesync.source-position.<sink_id>` in
+// its snapshot summary, atomically with the data. A batch whose source position is at or below the
+// position already committed for the sink is skipped with a message saying so; a concurrent writer
+// that commits the same position first makes ours a skip too. Positions are "<ordinal>[:<label>]"
+// and compare by the integer ordinal (a Delta version, an Iceberg snapshot sequence number).
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lakesync/catalog/catalog.h"
+#include "lakesync/plan/change_collapser.h"
+#include "lakesync/sink/sink_config.h"
+#include "lakesync/table/table.h"
+
+namespace lakesync::sink {
+
+inline constexpr char kSummarySinkId[] = "lakesync.sink-id";
+inline constexpr char kSummarySourcePositionPrefix[] = "lakesync.source-position.";
+
+struct SourcePosition {
+  int64_t ordinal = 0;
+  std::string text;  // as given, recorded verbatim
+};
+// Errors: InvalidArgument naming the text when it does not start with a non-negative integer.
+Result<SourcePosition> ParseSourcePosition(std::string_view text);
+
+// The newest position committed for `sink_id` on the table's main lineage, if any.
+Result<std::optional<SourcePosition>> CommittedPosition(const iceberg::TableMetadata& metadata,
+                                                        const std::string& sink_id);
+
+struct TableApplyResult {
+  std::string table;
+  bool created = false;
+  bool skipped = false;        // already applied (exactly-once) or nothing to do
+  std::string message;         // why it was skipped, for users
+  std::optional<int64_t> snapshot_id;
+  int64_t rows_written = 0;    // data rows in new data files
+  int64_t rows_deleted = 0;    // live rows removed (positions), or equality-deleted keys
+  int64_t missing_deletes = 0; // keys to remove that did not exist (counted, not errors)
+  int64_t data_files = 0;
+  int64_t delete_files = 0;
+  int64_t data_bytes = 0;
+  int attempts = 0;
+};
+
+struct ApplyResult {
+  std::vector<TableApplyResult> tables;
+  plan::CollapseStats changes;  // summed over destinations
+  int64_t dead_letters = 0;
+  std::string dead_letter_location;  // where they were written, if any
+};
+
+struct ApplyOptions {
+  std::optional<std::string> source_position;  // recorded with the commit; skips batches already applied
+  std::string source_name = "changes";         // names the input in messages
+};
+
+class CdcWriter {
+ public:
+  // Errors: InvalidArgument for options that contradict each other for this writer.
+  static Result<std::unique_ptr<CdcWriter>> Make(std::shared_ptr<catalog::Catalog> catalog, SinkConfig config);
+  ~CdcWriter();
+
+  // Reads every batch, then commits once per destination. On error nothing is committed for the
+  // destinations not yet committed and their files are deleted (see the class comment for routing).
+  Result<ApplyResult> Apply(arrow::RecordBatchReader& changes, const ApplyOptions& options);
+
+  const SinkConfig& config() const { return config_; }
+
+ private:
+  CdcWriter(std::shared_ptr<catalog::Catalog> catalog, SinkConfig config);
+  struct Destination;
+  Result<Destination*> DestinationFor(const std::string& name, const std::shared_ptr<arrow::Schema>& input_schema,
+                                      const ApplyOptions& options);
+  Status Route(const std::shared_ptr<arrow::RecordBatch>& batch, const ApplyOptions& options);
+  Result<TableApplyResult> Finish(Destination& destination, const ApplyOptions& options);
+
+  std::shared_ptr<catalog::Catalog> catalog_;
+  SinkConfig config_;
+  std::vector<std::unique_ptr<Destination>> destinations_;
+};
+
+}  // namespace lakesync::sink
