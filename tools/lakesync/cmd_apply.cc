@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "cli.h"
+#include "lakesync/common/logging.h"
 #include "lakesync/catalog/catalog_config.h"
 #include "lakesync/formats/tabular/tabular.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
@@ -182,7 +183,9 @@ void RegisterApplyCommand(Cli& cli) {
         overrides.emplace(overrides.begin(), "mode", "merge-on-read");
       }
       ARROW_RETURN_NOT_OK(sink::ApplySinkOverrides(config, overrides));
-      if (config.table.empty()) return InvalidArgument("give --table or 'table' in --config");
+      for (const auto& ignored : config.ignored_options) {
+        LS_LOG_WARN("sink option '{}' has no effect in lakesync: {}", ignored.key, ignored.reason);
+      }
 
       std::shared_ptr<catalog::Catalog> catalog;
       if (auto from_sink = config.catalog()) {

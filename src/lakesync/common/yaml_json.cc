@@ -7,6 +7,12 @@
 namespace lakesync {
 namespace {
 
+struct DuplicateKey {
+  DuplicateKey(std::string k, YAML::Mark m) : key(std::move(k)), mark(m) {}
+  std::string key;
+  YAML::Mark mark;
+};
+
 nlohmann::json ToJson(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Null:
@@ -18,7 +24,12 @@ nlohmann::json ToJson(const YAML::Node& node) {
     }
     case YAML::NodeType::Map: {
       nlohmann::json obj = nlohmann::json::object();
-      for (const auto& kv : node) obj[kv.first.as<std::string>()] = ToJson(kv.second);
+      for (const auto& kv : node) {
+        const std::string key = kv.first.as<std::string>();
+        // YAML says keys are unique; silently keeping the last of two would hide a mistake.
+        if (obj.contains(key)) throw DuplicateKey(key, kv.first.Mark());
+        obj[key] = ToJson(kv.second);
+      }
       return obj;
     }
     case YAML::NodeType::Scalar: break;
@@ -53,6 +64,9 @@ Result<nlohmann::json> ParseYamlOrJson(std::string_view text, std::string_view s
   try {
     YAML::Node node = YAML::Load(std::string(text));
     return ToJson(node);
+  } catch (const DuplicateKey& d) {
+    return InvalidArgument("{}: line {}, column {}: key '{}' is given twice", source, d.mark.line + 1,
+                           d.mark.column + 1, d.key);
   } catch (const YAML::Exception& e) {
     return InvalidArgument("{}: line {}, column {}: {}", source, e.mark.line + 1, e.mark.column + 1, e.msg);
   }

@@ -21,7 +21,8 @@
 //     numbers, or strings of decimal digits; 16.0 is refused. Both must fit the key's range.
 //   * List keys need a list of non-empty strings (a lone string is refused: write [id]).
 //   * Map keys (map[str,str]) take scalars as values; numbers and booleans become their text
-//     (`format-version: 2` → "2"). Nested lists or maps are refused.
+//     (`format-version: 2` → "2"). Nested lists or maps are refused. The YAML reader has already
+//     turned unquoted numbers into numbers, so quote values whose spelling matters ('1.10', '007').
 //
 // Modes. Beam rejects, per mode, the options of the other mode; lakesync does the same with Beam's
 // message ("The following options are not supported in 'append' mode: [upsert, num_shards]"), but
@@ -166,8 +167,8 @@ struct SinkConfig {
   // The keys present in the input (absent and null keys excluded), for the mode check and for
   // ToJson. Not part of equality.
   std::set<std::string> given_keys;
-  // Beam options accepted without effect, by key. The application should warn about each once.
-  // Not part of equality.
+  // Beam options accepted without effect, one entry per key (an override replaces the value). The
+  // application should warn about each once. Not part of equality.
   std::vector<IgnoredOption> ignored_options;
 
   int32_t effective_shards_per_partition() const { return shards_per_partition.value_or(num_shards); }
@@ -197,12 +198,13 @@ Result<SinkConfig> ParseSinkConfigText(std::string_view text, std::string_view s
 // Errors: NotFound when the file does not exist, IOError when it cannot be read; then as above.
 Result<SinkConfig> LoadSinkConfigFile(const std::string& path);
 
-// Applies one command-line override. `key` is a sink key in snake_case or with dashes
-// ("equality-columns"), or "<map key>.<entry>" to set one entry of a map ("catalog_properties.uri",
+// Applies one command-line override. `key` is a sink key in snake_case or with dashes, with or
+// without leading dashes ("--equality-columns"), or "<map key>.<entry>" to set one entry of a map ("catalog_properties.uri",
 // "table_properties.format-version", "error_handling.output"). `value` is parsed per the key's type:
 // lists are comma-separated ("id,region"; partition_fields and sort_fields split only on top-level
 // commas, so "bucket(id, 4),day(ts)" is two terms), maps are "k=v,k2=v2" and replace the whole map,
-// booleans true/false, integers decimal. Checks the key's own value with the same messages as
+// booleans true/false, integers decimal; error_handling takes the location ("/tmp/dead.parquet") or
+// "output=/tmp/dead.parquet". Checks the key's own value with the same messages as
 // ParseSinkConfig; the checks that involve several keys (mode, keep/drop/only, change_type_map
 // without change_type_column, shards_per_partition <= num_shards, ...) are left to
 // ValidateSinkConfig, which the caller must run after the last override (ApplySinkOverrides does).
