@@ -5,6 +5,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include "cli.h"
 #include "lakesync/formats/tabular/tabular.h"
 #include "lakesync/iceberg/model/literal.h"
@@ -14,10 +17,37 @@
 namespace lakesync::cli {
 namespace {
 
-// Standard output as an Arrow stream (for --format without --output).
-Result<std::shared_ptr<arrow::io::OutputStream>> Stdout() {
-  return arrow::io::FileOutputStream::Open(STDOUT_FILENO);
-}
+// Standard output as an Arrow stream. It counts its own position: stdout may be a pipe, where the
+// lseek() behind FileOutputStream::Tell fails (and the Parquet writer asks for the position).
+class StdoutStream : public arrow::io::OutputStream {
+ public:
+  Status Close() override {
+    closed_ = true;
+    return Status::OK();
+  }
+  bool closed() const override { return closed_; }
+  Result<int64_t> Tell() const override { return position_; }
+  Status Write(const void* data, int64_t nbytes) override {
+    const auto* p = static_cast<const char*>(data);
+    while (nbytes > 0) {
+      const ssize_t n = ::write(STDOUT_FILENO, p, static_cast<size_t>(nbytes));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return IOError("writing to standard output: {}", std::strerror(errno));
+      }
+      p += n;
+      nbytes -= n;
+      position_ += n;
+    }
+    return Status::OK();
+  }
+
+ private:
+  int64_t position_ = 0;
+  bool closed_ = false;
+};
+
+Result<std::shared_ptr<arrow::io::OutputStream>> Stdout() { return std::make_shared<StdoutStream>(); }
 
 }  // namespace
 

@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return cli.app.exit(e);
   } catch (const CLI::ParseError& e) {
-    cli.app.exit(e);
+    std::cerr << "lakesync: error: " << e.what() << "\nRun 'lakesync --help' (or '<command> --help') for usage."
+              << std::endl;
     return kExitUsage;
   }
   lakesync::ConfigureLogging(cli.global.log_level);

@@ -168,7 +168,8 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(std::shared_ptr<Table> table,
     }
   }
   state->output = std::make_shared<const iceberg::Schema>(scan->schema_->schema_id(), output_fields);
-  ARROW_ASSIGN_OR_RAISE(auto arrow_out, iceberg::ToArrowSchema(*state->output));
+  // Output says "uuid" with the arrow.uuid extension type; the engine computes on its storage.
+  ARROW_ASSIGN_OR_RAISE(auto arrow_out, iceberg::ToArrowSchema(*state->output, /*uuid_extension=*/true));
   if (options.with_file_and_pos) {
     ARROW_ASSIGN_OR_RAISE(arrow_out, arrow_out->AddField(arrow_out->num_fields(),
                                                         arrow::field(kFileColumn, arrow::utf8(), false)));

@@ -3,6 +3,7 @@
 #include <arrow/array.h>
 #include <arrow/builder.h>
 #include <arrow/compute/api.h>
+#include <arrow/extension_type.h>
 #include <arrow/io/interfaces.h>
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
@@ -24,6 +25,22 @@
 
 namespace lakesync::table {
 namespace {
+
+// `data` declared as `type`, which has the same physical layout (extension wrappers such as
+// arrow.uuid differ): buffers are shared, only the declared types change, recursively.
+std::shared_ptr<arrow::ArrayData> Retype(const std::shared_ptr<arrow::ArrayData>& data,
+                                         const std::shared_ptr<arrow::DataType>& type) {
+  if (data->type->Equals(*type)) return data;
+  auto out = data->Copy();
+  out->type = type;
+  const auto& storage = type->id() == arrow::Type::EXTENSION
+                            ? static_cast<const arrow::ExtensionType&>(*type).storage_type()
+                            : type;
+  for (size_t i = 0; i < out->child_data.size() && static_cast<int>(i) < storage->num_fields(); ++i) {
+    out->child_data[i] = Retype(data->child_data[i], storage->field(static_cast<int>(i))->type());
+  }
+  return out;
+}
 
 class ScanReader : public arrow::RecordBatchReader {
  public:
@@ -145,7 +162,11 @@ class ScanReader : public arrow::RecordBatchReader {
     }
     // Project to the output columns (and _file/_pos), then drop what was deleted or filtered out.
     arrow::ArrayVector columns;
-    for (const auto& f : state_->output->fields()) columns.push_back(batch->column(column_of_id_.at(f.id)));
+    for (const auto& f : state_->output->fields()) {
+      const auto& column = batch->column(column_of_id_.at(f.id));
+      const auto& type = output_schema_->field(static_cast<int>(columns.size()))->type();
+      columns.push_back(column->type()->Equals(*type) ? column : arrow::MakeArray(Retype(column->data(), type)));
+    }
     if (options_.with_file_and_pos) {
       arrow::StringBuilder paths;
       ARROW_RETURN_NOT_OK(paths.Reserve(n));
@@ -183,22 +204,22 @@ class ScanReader : public arrow::RecordBatchReader {
                                                        n, std::make_shared<arrow::Buffer>(keep.data(), keep.size()))));
       return filtered.record_batch();
     }
-    arrow::UInt32Builder indices_builder;
-    ARROW_RETURN_NOT_OK(indices_builder.Resize(kept));
+    ARROW_ASSIGN_OR_RAISE(std::shared_ptr<arrow::Buffer> index_buffer,
+                          arrow::AllocateBuffer(kept * static_cast<int64_t>(sizeof(uint32_t))));
+    auto* next_index = reinterpret_cast<uint32_t*>(index_buffer->mutable_data());
     arrow::internal::SetBitRunReader runs(keep.data(), 0, n);
     for (auto run = runs.NextRun(); run.length != 0; run = runs.NextRun()) {
-      for (int64_t i = run.position; i < run.position + run.length; ++i) {
-        indices_builder.UnsafeAppend(static_cast<uint32_t>(i));
-      }
+      const auto begin = static_cast<uint32_t>(run.position);
+      for (uint32_t i = 0; i < static_cast<uint32_t>(run.length); ++i) *next_index++ = begin + i;
     }
-    ARROW_ASSIGN_OR_RAISE(auto indices, indices_builder.Finish());
+    const arrow::UInt32Array indices(kept, std::move(index_buffer));
     // Batches are at most batch_rows long; a gather of a small one is not worth a task hand-off.
     constexpr int64_t kMinRowsForThreads = 4096;
     const bool threads = options_.use_threads && columns.size() > 1 && n >= kMinRowsForThreads;
     arrow::ArrayVector out(columns.size());
     ARROW_RETURN_NOT_OK(arrow::internal::OptionalParallelFor(
         threads, static_cast<int>(columns.size()), [&](int i) -> Status {
-          ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(*columns[static_cast<size_t>(i)], *indices,
+          ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(*columns[static_cast<size_t>(i)], indices,
                                                                  arrow::compute::TakeOptions::NoBoundsCheck()));
           out[static_cast<size_t>(i)] = std::move(taken);
           return Status::OK();

@@ -5,6 +5,7 @@
 #include <arrow/api.h>
 #include <arrow/extension/uuid.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -500,7 +501,8 @@ TEST(ChangeCollapser, SequenceOutOfInt64RangeFails) {
 }
 
 TEST(ChangeCollapser, SpillsToPartsOfDisjointKeysAndCleansUp) {
-  const auto parent = std::filesystem::temp_directory_path() / "lakesync-plan-test-spill";
+  const auto parent =
+      std::filesystem::temp_directory_path() / ("lakesync-plan-test-spill-" + std::to_string(::getpid()));
   std::filesystem::remove_all(parent);
   auto options = Options();
   options.memory_limit_bytes = 512;

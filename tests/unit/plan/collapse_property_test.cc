@@ -4,6 +4,7 @@
 // (and re-splitting of buckets).
 #include <arrow/api.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -106,7 +107,10 @@ class CollapseProperty : public ::testing::TestWithParam<std::tuple<bool, int64_
 TEST_P(CollapseProperty, MatchesReference) {
   const auto [upsert, memory_limit] = GetParam();
   std::mt19937_64 rng(20240611);
-  const auto spill_parent = std::filesystem::temp_directory_path() / "lakesync-plan-property";
+  // Unique per process: ctest runs the parameterisations in parallel, and each checks that its own
+  // spill directory ends up empty.
+  const auto spill_parent = std::filesystem::temp_directory_path() /
+                            ("lakesync-plan-property-" + std::to_string(::getpid()));
   for (int round = 0; round < 6; ++round) {
     const int count = 1000 + static_cast<int>(rng() % 4000);
     const int key_space = 5 + static_cast<int>(rng() % 400);

@@ -44,6 +44,8 @@ void AppendFloat(std::string& out, T v) {
     out += "\"NaN\"";
   } else if (std::isinf(v)) {
     out += v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+  } else if (v == 0 && std::signbit(v)) {
+    out += "-0.0";  // "-0" would read back as the integer 0, losing the sign
   } else {
     out += fmt::format("{}", v);  // shortest representation that round-trips
   }
@@ -133,8 +135,13 @@ Status AppendJsonValue(std::string& out, const arrow::Array& array, int64_t i) {
       break;
     }
     case Type::DECIMAL128: {
+      // Plain digits with exactly `scale` decimals ("0.0000000568", never "5.68E-8").
       const auto& a = static_cast<const arrow::Decimal128Array&>(array);
-      AppendJsonString(out, a.FormatValue(i));
+      const arrow::Decimal128 v(a.GetValue(i));
+      const __int128 unscaled = static_cast<__int128>(static_cast<unsigned __int128>(
+                                    static_cast<uint64_t>(v.high_bits())) << 64 | v.low_bits());
+      const int32_t scale = static_cast<const arrow::Decimal128Type&>(*a.type()).scale();
+      AppendJsonString(out, iceberg::FormatDecimal(unscaled, scale));
       break;
     }
     case Type::DECIMAL64:

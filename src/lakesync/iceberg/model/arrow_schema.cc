@@ -1,5 +1,6 @@
 #include "lakesync/iceberg/model/arrow_schema.h"
 
+#include <arrow/extension/uuid.h>
 #include <arrow/extension_type.h>
 #include <arrow/type.h>
 #include <arrow/util/key_value_metadata.h>
@@ -141,7 +142,7 @@ int32_t ArrowFieldId(const arrow::Field& field) {
   }
 }
 
-Result<std::shared_ptr<arrow::DataType>> ToArrowType(const Type& type) {
+Result<std::shared_ptr<arrow::DataType>> ToArrowType(const Type& type, bool uuid_extension) {
   switch (type.id()) {
     case TypeId::kBoolean: return arrow::boolean();
     case TypeId::kInt: return arrow::int32();
@@ -156,40 +157,40 @@ Result<std::shared_ptr<arrow::DataType>> ToArrowType(const Type& type) {
     case TypeId::kTimestampNs: return arrow::timestamp(arrow::TimeUnit::NANO);
     case TypeId::kTimestampTzNs: return arrow::timestamp(arrow::TimeUnit::NANO, "UTC");
     case TypeId::kString: return arrow::utf8();
-    case TypeId::kUuid: return arrow::fixed_size_binary(16);
+    case TypeId::kUuid: return uuid_extension ? arrow::extension::uuid() : arrow::fixed_size_binary(16);
     case TypeId::kFixed: return arrow::fixed_size_binary(type.length());
     case TypeId::kBinary: return arrow::binary();
     case TypeId::kUnknown: return arrow::null();
     case TypeId::kStruct: {
       arrow::FieldVector fields;
       for (const auto& f : type.fields()) {
-        ARROW_ASSIGN_OR_RAISE(auto af, ToArrowField(f));
+        ARROW_ASSIGN_OR_RAISE(auto af, ToArrowField(f, uuid_extension));
         fields.push_back(af);
       }
       return arrow::struct_(fields);
     }
     case TypeId::kList: {
-      ARROW_ASSIGN_OR_RAISE(auto elem, ToArrowField(type.element()));
+      ARROW_ASSIGN_OR_RAISE(auto elem, ToArrowField(type.element(), uuid_extension));
       return arrow::list(elem);
     }
     case TypeId::kMap: {
-      ARROW_ASSIGN_OR_RAISE(auto k, ToArrowField(type.key()));
-      ARROW_ASSIGN_OR_RAISE(auto v, ToArrowField(type.value()));
+      ARROW_ASSIGN_OR_RAISE(auto k, ToArrowField(type.key(), uuid_extension));
+      ARROW_ASSIGN_OR_RAISE(auto v, ToArrowField(type.value(), uuid_extension));
       return std::make_shared<arrow::MapType>(k, v);
     }
     default: return Unsupported("type {} cannot be read or written as Arrow yet", type.ToString());
   }
 }
 
-Result<std::shared_ptr<arrow::Field>> ToArrowField(const NestedField& field) {
-  ARROW_ASSIGN_OR_RAISE(auto type, ToArrowType(*field.type));
+Result<std::shared_ptr<arrow::Field>> ToArrowField(const NestedField& field, bool uuid_extension) {
+  ARROW_ASSIGN_OR_RAISE(auto type, ToArrowType(*field.type, uuid_extension));
   return arrow::field(field.name, type, !field.required, IdMetadata(field.id));
 }
 
-Result<std::shared_ptr<arrow::Schema>> ToArrowSchema(const Schema& schema) {
+Result<std::shared_ptr<arrow::Schema>> ToArrowSchema(const Schema& schema, bool uuid_extension) {
   arrow::FieldVector fields;
   for (const auto& f : schema.fields()) {
-    LS_ASSIGN_OR_RAISE_CTX(auto af, ToArrowField(f), "column '{}'", f.name);
+    LS_ASSIGN_OR_RAISE_CTX(auto af, ToArrowField(f, uuid_extension), "column '{}'", f.name);
     fields.push_back(af);
   }
   return arrow::schema(fields);

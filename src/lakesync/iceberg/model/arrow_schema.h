@@ -12,9 +12,11 @@ namespace lakesync::iceberg {
 
 inline constexpr char kArrowFieldIdKey[] = "PARQUET:field_id";
 
-Result<std::shared_ptr<arrow::DataType>> ToArrowType(const Type& type);
-Result<std::shared_ptr<arrow::Field>> ToArrowField(const NestedField& field);
-Result<std::shared_ptr<arrow::Schema>> ToArrowSchema(const Schema& schema);
+// uuid maps to fixed_size_binary(16), the layout the engine computes on; with `uuid_extension` it is
+// the canonical arrow.uuid extension type instead (same layout), for output that should say "uuid".
+Result<std::shared_ptr<arrow::DataType>> ToArrowType(const Type& type, bool uuid_extension = false);
+Result<std::shared_ptr<arrow::Field>> ToArrowField(const NestedField& field, bool uuid_extension = false);
+Result<std::shared_ptr<arrow::Schema>> ToArrowSchema(const Schema& schema, bool uuid_extension = false);
 
 // The Iceberg type for an Arrow type, with nested field ids taken from "PARQUET:field_id" metadata.
 // When `assign_fresh_ids` is set, ids in the metadata are ignored and new ones assigned the way Java

@@ -78,7 +78,12 @@ Result<SchemaPtr> ParseSchemaDocument(std::string_view text, std::string_view so
     int32_t next = 0;
     LS_RETURN_NOT_OK_CTX(AssignIds(doc, next), "{}", source);
   }
-  LS_ASSIGN_OR_RAISE_CTX(auto schema, SchemaFromJson(doc), "{}", source);
+  auto parsed = SchemaFromJson(doc);
+  if (!parsed.ok()) {
+    // In a user's schema file an unknown type or a malformed field is bad input, not a corrupt file.
+    return InvalidArgument("{}: {}", source, parsed.status().message());
+  }
+  auto schema = *parsed;
   if (!identifier_names.empty()) {
     std::vector<int32_t> ids;
     for (const auto& n : identifier_names) {
