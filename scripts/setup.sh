@@ -51,6 +51,7 @@ pip_install requirements/build.txt
 .venv/bin/python -c "import pyarrow; pyarrow.create_library_symlinks()"
 
 # --- Build -----------------------------------------------------------------------------------------
+export CCACHE_BASEDIR="$root"  # cache hits across clones of the repository
 build_type="${LAKESYNC_BUILD_TYPE:-RelWithDebInfo}"
 if [[ ! -f build/build.ninja ]]; then
   log "configuring build/ ($build_type)"

@@ -315,24 +315,9 @@ def test_rejected_append_commits_nothing(table, kind, fmt):
     assert got == [1, 3]
 
 
-_NAMES_XFAIL = {
-    ("unknown column", "jsonl"): "the JSON Lines reader says 'JSON parse error: unexpected field' without the column",
-    ("null in a required column", "jsonl"): "the JSON Lines reader says 'JSON parse error: a required field was "
-                                            "null' without the column or row",
-    ("unparsable value", "csv"): "the CSV reader says 'In CSV column #2: CSV conversion error ...' with a column "
-                                 "index, no column name and no row",
-    ("unparsable value", "parquet"): "a Parquet string column that does not cast names the column but not the row "
-                                     "('column 'n' of type string cannot be converted to int32: Failed to parse "
-                                     "string: 'x'')",
-}
-
-
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("kind", list(BAD))
-def test_rejected_append_names_file_row_and_column(table, kind, fmt, request):
-    if (kind, fmt) in _NAMES_XFAIL:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="lakesync bug (docs/cli.md 'Input files': errors "
-                                              "name the file, row and column): " + _NAMES_XFAIL[(kind, fmt)]))
+def test_rejected_append_names_file_row_and_column(table, kind, fmt):
     rows, column, row = _bad_rows(kind, fmt)
     bad = _write(table.workdir / f"bad.{fmt}", fmt, rows)
     rc, stderr = table.fail("table", "append", "db.t", bad)

@@ -648,17 +648,12 @@ def _jsonl_round_trip(tmp_path, columns, rows):
     O.assert_same_rows(got, O.normalise_rows(rows, columns, "python"), "JSON Lines round trip")
 
 
-@pytest.mark.xfail(strict=True, reason="lakesync bug: JSON Lines input rejects \"NaN\"/\"Infinity\"/\"-Infinity\" "
-                   "for float/double columns, which the output contract writes (Arrow's JSON reader is given "
-                   "a float64 column and refuses strings)")
 def test_jsonl_input_accepts_non_finite_floats(tmp_path):
     columns = [{"name": "id", "type": "long", "required": True}, {"name": "f", "type": "float", "required": False},
                {"name": "d", "type": "double", "required": False}]
     _jsonl_round_trip(tmp_path, columns, [(1, O.NAN, math.inf), (2, -math.inf, O.NAN), (3, 1.5, -0.25)])
 
 
-@pytest.mark.xfail(strict=True, reason="lakesync bug: JSON Lines input rejects maps with string keys written as "
-                   "objects, the form the output contract uses (Arrow's JSON reader wants a list of key/value)")
 def test_jsonl_input_accepts_maps_as_objects(tmp_path):
     columns = [{"name": "id", "type": "long", "required": True},
                {"name": "mp", "type": {"type": "map", "key": "string", "value": "long", "value-required": False},
@@ -666,9 +661,6 @@ def test_jsonl_input_accepts_maps_as_objects(tmp_path):
     _jsonl_round_trip(tmp_path, columns, [(1, (("a", 1), ("b", None))), (2, ()), (3, None)])
 
 
-@pytest.mark.xfail(strict=True, reason="lakesync bug: JSON Lines input parses the text encodings (date, decimal, "
-                   "timestamp, binary, ...) only in top-level columns; inside a struct or list Arrow's JSON "
-                   "reader sees a string where it expects a number ('changed from number to string')")
 def test_jsonl_input_accepts_text_encoded_values_inside_nested_types(tmp_path):
     columns = [{"name": "id", "type": "long", "required": True}, {"name": "st", "type": STRUCT, "required": False},
                {"name": "dates", "type": {"type": "list", "element": "date", "element-required": False},

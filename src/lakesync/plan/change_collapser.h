@@ -92,6 +92,10 @@ struct CollapsedPart {
   // "delete image": the key's first change when that is an UPDATE_BEFORE or DELETE (its old values,
   // e.g. the partition it lived in), else its last change.
   std::shared_ptr<arrow::Table> deletes;
+  // One flag per row of `deletes`: true when its image is the key's old row (the first change was an
+  // UPDATE_BEFORE or DELETE), false when it is the key's last change because no before-image was given;
+  // such an image's values (its partition, say) need not be those of the row it replaces.
+  std::vector<bool> delete_is_old_image;
 };
 
 class ChangeCollapser {

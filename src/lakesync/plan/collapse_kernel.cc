@@ -72,6 +72,7 @@ Result<KernelResult> CollapseInMemory(const std::shared_ptr<arrow::RecordBatch>&
     if (upsert || first_rank != kRankInsert) {
       const bool old_image = first_rank == kRankUpdateBefore || first_rank == kRankDelete;
       delete_rows.push_back(old_image ? first : last);
+      result.part.delete_is_old_image.push_back(old_image);
     }
     start = end;
   }

@@ -9,8 +9,11 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include "lakesync/common/failpoint.h"
 #include "lakesync/common/logging.h"
@@ -41,6 +44,49 @@ Result<std::shared_ptr<arrow::Table>> ConcatTables(const std::vector<std::shared
                                                    const std::shared_ptr<arrow::Schema>& schema) {
   if (tables.empty()) return arrow::Table::MakeEmpty(schema);
   return arrow::ConcatenateTables(tables);
+}
+
+// Equality deletes only reach rows of their own partition, so a delete image must carry the partition
+// its row lives in. Two kinds do not: a key-only DELETE (null in a partition source column that is not
+// a key column) and an after-image standing in for a missing before-image (the row may have moved).
+// Written as equality deletes they would silently delete nothing; such keys are resolved to positions
+// instead, which is right whatever partition the row is in. `old_image` has one flag per row of
+// `deletes` (CollapsedPart::delete_is_old_image). Returns {equality part, position part}, null when empty.
+Result<std::pair<std::shared_ptr<arrow::Table>, std::shared_ptr<arrow::Table>>> SplitUnroutableDeletes(
+    const std::shared_ptr<arrow::Table>& deletes, const std::vector<bool>& old_image,
+    const iceberg::TableMetadata& m, const std::vector<std::string>& key_columns) {
+  namespace cp = arrow::compute;
+  if (static_cast<int64_t>(old_image.size()) != deletes->num_rows()) {
+    return Status::Invalid("delete images and their flags differ in length");
+  }
+  auto schema = m.Schema();
+  std::optional<arrow::Datum> unroutable;
+  for (const auto& f : m.Spec()->fields()) {
+    const std::string source = schema->FindColumnName(f.source_id);
+    if (std::find(key_columns.begin(), key_columns.end(), source) != key_columns.end()) continue;
+    auto column = deletes->GetColumnByName(source);
+    if (!column) return std::make_pair(nullptr, deletes);  // a nested source: resolve every key
+    ARROW_ASSIGN_OR_RAISE(auto null, cp::IsNull(column));
+    if (unroutable) {
+      ARROW_ASSIGN_OR_RAISE(unroutable, cp::Or(*unroutable, null));
+    } else {
+      unroutable = null;
+    }
+  }
+  // Without a partition source outside the key, every image lies in its key's partition.
+  if (!unroutable) return std::make_pair(deletes, nullptr);
+  arrow::BooleanBuilder flags;
+  ARROW_RETURN_NOT_OK(flags.Reserve(deletes->num_rows()));
+  for (bool old : old_image) flags.UnsafeAppend(!old);
+  ARROW_ASSIGN_OR_RAISE(auto not_old, flags.Finish());
+  ARROW_ASSIGN_OR_RAISE(unroutable, cp::Or(*unroutable, not_old));
+  ARROW_ASSIGN_OR_RAISE(auto routable, cp::Invert(*unroutable));
+  ARROW_ASSIGN_OR_RAISE(auto by_equality, cp::Filter(deletes, routable));
+  ARROW_ASSIGN_OR_RAISE(auto by_position, cp::Filter(deletes, *unroutable));
+  auto non_empty = [](const arrow::Datum& d) {
+    return d.table()->num_rows() > 0 ? d.table() : std::shared_ptr<arrow::Table>();
+  };
+  return std::make_pair(non_empty(by_equality), non_empty(by_position));
 }
 
 }  // namespace
@@ -412,6 +458,7 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
   // 1. Data files: the final rows.
   std::vector<iceberg::DataFile> data_files;
   std::vector<std::shared_ptr<arrow::Table>> delete_images;
+  std::vector<bool> delete_is_old_image;  // one flag per delete image row, in the same order
   if (dest.append_writer) {
     auto closed = dest.append_writer->Close();
     dest.append_writer.reset();
@@ -433,7 +480,11 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
           ARROW_ASSIGN_OR_RAISE(auto conformed, tabular::ConformBatch(batch, dest.table_arrow, options.source_name));
           ARROW_RETURN_NOT_OK(writer->Write(conformed));
         }
-        if (part->deletes->num_rows() > 0) delete_images.push_back(part->deletes);
+        if (part->deletes->num_rows() > 0) {
+          delete_images.push_back(part->deletes);
+          delete_is_old_image.insert(delete_is_old_image.end(), part->delete_is_old_image.begin(),
+                                     part->delete_is_old_image.end());
+        }
       }
       return Status::OK();
     }();
@@ -459,15 +510,28 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
     ARROW_ASSIGN_OR_RAISE(auto conformed, tabular::ConformBatch(batch, dest.delete_arrow, options.source_name));
     ARROW_ASSIGN_OR_RAISE(deletes, arrow::Table::FromRecordBatches({conformed}));
   }
+  std::shared_ptr<arrow::Table> equality_deletes, position_deletes;
+  if (deletes && config_.delete_strategy == DeleteStrategy::kEquality) {
+    ARROW_ASSIGN_OR_RAISE(std::tie(equality_deletes, position_deletes),
+                          SplitUnroutableDeletes(deletes, delete_is_old_image, *table->metadata(),
+                                                 dest.key_columns));
+    if (position_deletes) {
+      LS_LOG_INFO("{}: {} deletes do not tell the partition of the row they replace (key-only deletes or "
+                  "after-images without a before-image); resolving them to positions", dest.name,
+                  position_deletes->num_rows());
+    }
+  } else {
+    position_deletes = deletes;
+  }
 
   // 2. Equality deletes do not depend on the table state: written once.
   std::vector<iceberg::DataFile> equality_files;
-  if (deletes && config_.delete_strategy == DeleteStrategy::kEquality) {
+  if (equality_deletes) {
     const auto& m = *table->metadata();
     std::vector<int32_t> ids;
     for (const auto& k : dest.key_columns) ids.push_back(m.Schema()->FindFieldByName(k)->id);
     ARROW_ASSIGN_OR_RAISE(auto splitter, iceberg::PartitionSplitter::Make(m.Schema(), m.Spec()));
-    ARROW_ASSIGN_OR_RAISE(auto batch, deletes->CombineChunksToBatch());
+    ARROW_ASSIGN_OR_RAISE(auto batch, equality_deletes->CombineChunksToBatch());
     ARROW_ASSIGN_OR_RAISE(auto groups, splitter->Split(batch));
     iceberg::FileNamer namer(table::DataLocation(m), 0, 0);
     for (const auto& g : groups) {
@@ -504,9 +568,9 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
     std::set<std::string> resolved_files;
     int64_t deleted_positions = 0;
     Status st = [&]() -> Status {
-      if (deletes && config_.delete_strategy == DeleteStrategy::kPosition) {
+      if (position_deletes) {
         table::PositionDeletes positions(table);
-        ARROW_ASSIGN_OR_RAISE(auto resolved, ResolveKeys(table, *deletes, dest.key_columns, positions));
+        ARROW_ASSIGN_OR_RAISE(auto resolved, ResolveKeys(table, *position_deletes, dest.key_columns, positions));
         resolved_files = resolved.data_files;
         result.missing_deletes = resolved.stats.keys - resolved.stats.keys_found;
         deleted_positions = positions.count();

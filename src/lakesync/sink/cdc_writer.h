@@ -4,7 +4,10 @@
 // merge-on-read: each key's changes are collapsed (plan/change_collapser.h); final after-images are
 // written as data files; keys that may already exist are resolved to (data file, position) and
 // deleted with deletion vectors (v3) or position delete files (v2) — or, with delete_strategy
-// equality, with equality delete files. append: rows are appended as they come.
+// equality, with equality delete files in the partition of the key's before-image (keys without one
+// that tells the partition, i.e. key-only deletes and after-images without a before-image on tables
+// partitioned by other columns, are resolved to positions, since an equality delete in the wrong
+// partition deletes nothing). append: rows are appended as they come.
 //
 // Exactly-once: every commit records `lakesync.sink-id` and `lakesync.source-position.<sink_id>` in
 // its snapshot summary, atomically with the data. A batch whose source position is at or below the

@@ -157,7 +157,7 @@ int FieldIndex(const arrow::Schema& schema, int32_t field_id) {
 Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table, const arrow::Table& keys,
                                       const std::vector<std::string>& key_columns, table::PositionDeletes& deletes) {
   ResolvedPositions result;
-  if (keys.num_rows() == 0 || !table->metadata()->CurrentSnapshot()) return result;
+  if (keys.num_rows() == 0) return result;
   const auto& m = *table->metadata();
   auto schema = m.Schema();
   std::vector<int> key_positions;
@@ -171,6 +171,8 @@ Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table
   }
   ARROW_ASSIGN_OR_RAISE(auto set, KeySet::Make(keys, key_positions));
   result.stats.keys = static_cast<int64_t>(set.size());
+  // A table without a snapshot holds no rows: every key is missing (and must be counted as such).
+  if (!m.CurrentSnapshot()) return result;
 
   table::ScanOptions options;
   ARROW_ASSIGN_OR_RAISE(options.bound_filter, BoundsFilter(keys, *schema, key_columns));

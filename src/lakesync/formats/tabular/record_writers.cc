@@ -43,8 +43,9 @@ class JsonlWriter : public RecordWriter {
   std::string buffer_;
 };
 
+// Quotes cells that need it, and empty values, which an unquoted empty field would make null.
 void AppendCsvField(std::string& out, const std::string& cell) {
-  if (cell.find_first_of(",\"\n\r") == std::string::npos) {
+  if (!cell.empty() && cell.find_first_of(",\"\n\r") == std::string::npos) {
     out += cell;
     return;
   }

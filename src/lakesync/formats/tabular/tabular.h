@@ -28,22 +28,46 @@ Result<Format> ParseFormat(std::string_view name);
 Result<Format> FormatFromPath(std::string_view location);
 
 struct ReadOptions {
-  // Batches are conformed to this schema: columns matched by name, cast to its types, missing
-  // nullable columns filled with nulls. Missing required columns and unknown columns are errors
-  // that name the column and the file. Null: the file's own schema.
+  // Batches are conformed to this schema: columns matched by name, converted to its types, missing
+  // nullable columns (and struct fields) filled with nulls. Null: the file's own schema, inferred by
+  // Arrow for CSV and JSON Lines.
   std::shared_ptr<arrow::Schema> target_schema;
+  // Most rows per batch (Parquet, JSON Lines; CSV batches follow Arrow's 4 MiB blocks).
   int64_t batch_rows = 64 * 1024;
 };
 
 // Opens a Parquet, CSV or JSON Lines file as a stream of batches (bounded memory).
+//
+// With a target schema, JSON Lines and CSV values are parsed by the target type in the encodings of
+// the JSON Lines contract above (CSV: the same text without JSON quoting; an empty cell is null, a
+// quoted empty cell "" an empty string; structs, lists and maps as JSON text). A timestamp without
+// time zone refuses a zone offset; a timestamptz without one is UTC.
+//
+// Errors: NotFound when the file does not exist; from ReadNext, InvalidArgument naming the file, the
+// place and the column for an unknown column, a null or missing value in a required column or
+// nested field, a value of the wrong JSON kind, or one that does not parse or fit:
+//   JSON Lines: "<file>: line N (row M), column 'a.b': <reason>" (lines count every line from 1,
+//               rows only the non-blank ones; blank lines are skipped), and
+//               "<file>: line N (row M): malformed JSON at character C: ..." for a line that is not
+//               a JSON object;
+//   CSV:        "<file>: data row N, column 'x': <reason>" (N counts data rows from 1, without the
+//               header); header columns not in the table and required columns missing from the
+//               header fail at open time;
+//   Parquet:    "<file>: row N, column 'x': ..." from ConformBatch.
+// Nested places are written "a.b" (struct field), "a[2]" (list element), "m["k"]" (map value of
+// an object map), "m[0].key" / "m[0].value" (entries of an array map).
 Result<std::shared_ptr<arrow::RecordBatchReader>> OpenReader(const io::FileIO& io, const std::string& location,
                                                               Format format, const ReadOptions& options);
 
 // Casts/reorders one batch to `target` (by column name), with the rules of ReadOptions.
-// `source` names the input in error messages.
+// `source` names the input in error messages; `first_row` is the number of rows of the source
+// before this batch, so that errors name the row in the source (1-based).
+// Errors: InvalidArgument "<source>: column 'x' is not in the table schema", "<source>: required
+// column 'x' is missing", "<source>: row N, column 'x': the value V of type T cannot be converted
+// to U: ...", "<source>: row N, column 'a.b': null in a required column/field".
 Result<std::shared_ptr<arrow::RecordBatch>> ConformBatch(const std::shared_ptr<arrow::RecordBatch>& batch,
                                                          const std::shared_ptr<arrow::Schema>& target,
-                                                         const std::string& source);
+                                                         const std::string& source, int64_t first_row = 0);
 
 class RecordWriter {
  public:
@@ -52,7 +76,9 @@ class RecordWriter {
   virtual Status Close() = 0;
 };
 
-// Writes to an output stream. kTable buffers up to `table_max_rows` rows to align columns and
+// Writes to an output stream. kCsv writes a header row, then the JSON Lines values without JSON
+// quoting: null is an empty field, an empty string or binary a quoted empty field (""), so that the
+// CSV reader tells them apart. kTable buffers up to `table_max_rows` rows to align columns and
 // notes any rows it did not show.
 Result<std::unique_ptr<RecordWriter>> MakeRecordWriter(Format format, std::shared_ptr<arrow::Schema> schema,
                                                        std::shared_ptr<arrow::io::OutputStream> out,
