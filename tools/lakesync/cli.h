@@ -12,6 +12,8 @@
 
 #include "lakesync/catalog/catalog.h"
 #include "lakesync/common/status.h"
+#include "lakesync/formats/tabular/tabular.h"
+#include "lakesync/io/file_io.h"
 
 namespace lakesync::cli {
 
@@ -53,9 +55,23 @@ void Print(std::string_view text);
 
 int ExitCodeFor(const Status& status);
 
+// --format/--output of commands that print rows (scan, changes), in cli_output.cc.
+struct OutputArgs {
+  std::string format = "table";
+  std::string output;  // empty: standard output
+};
+void AddOutputOptions(CLI::App& cmd, OutputArgs& args);
+// The parsed format; refuses Parquet to a terminal.
+Result<tabular::Format> OutputFormat(const OutputArgs& args);
+// Writes every batch of `reader` where `args` says and returns the row count. `file_io` opens
+// --output (a table's FileIO, for object-store credentials); null: a FileIO without properties.
+Result<int64_t> WriteRows(const OutputArgs& args, arrow::RecordBatchReader& reader,
+                          const io::FileIO* file_io = nullptr);
+
 void RegisterNamespaceCommands(Cli& cli);
 void RegisterTableCommands(Cli& cli);
 void RegisterScanCommand(Cli& cli);
 void RegisterApplyCommand(Cli& cli);
+void RegisterChangesCommand(Cli& cli);
 
 }  // namespace lakesync::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   RegisterTableCommands(cli);
   RegisterScanCommand(cli);
   RegisterApplyCommand(cli);
+  RegisterChangesCommand(cli);
 
   try {
     cli.app.parse(argc, argv);

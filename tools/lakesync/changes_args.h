@@ -1,0 +1,38 @@
+// Flags of `lakesync changes`, shared by the per-source files (cmd_changes_delta.cc,
+// cmd_changes_iceberg.cc). Each source validates the flags that concern it and refuses the others
+// by name.
+#pragma once
+
+#include <arrow/record_batch.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+
+namespace lakesync::cli {
+
+struct ChangesArgs {
+  std::string source;  // delta | iceberg
+  std::string table;   // Delta: a path or URI; Iceberg: NAMESPACE.TABLE in the catalog
+  // Delta bounds (versions) and, for both sources, timestamps (ISO-8601 or epoch milliseconds).
+  std::optional<int64_t> start_version, end_version;
+  std::string start_timestamp, end_timestamp;
+  // Iceberg bounds and polling.
+  std::optional<int64_t> start_snapshot_id, end_snapshot_id;
+  std::string starting_strategy;  // earliest | latest (Iceberg)
+  bool follow = false;            // Iceberg: keep polling for new snapshots
+  double poll_interval_seconds = 60;
+  std::vector<std::string> columns;  // metadata columns to append, in this order
+  OutputArgs out;
+};
+
+// Each returns the change stream for the flags (table columns, then the metadata columns asked
+// for); the command writes it with WriteRows.
+Result<std::shared_ptr<arrow::RecordBatchReader>> OpenDeltaChanges(const ChangesArgs& args,
+                                                                   const GlobalOptions& global);
+Result<std::shared_ptr<arrow::RecordBatchReader>> OpenIcebergChanges(const ChangesArgs& args,
+                                                                     const GlobalOptions& global);
+
+}  // namespace lakesync::cli

@@ -1,0 +1,92 @@
+// Where commands write rows: standard output or a file, in any tabular format (scan, changes).
+#include <arrow/io/file.h>
+#include <arrow/record_batch.h>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "cli.h"
+#include "lakesync/io/file_io.h"
+
+namespace lakesync::cli {
+namespace {
+
+// Standard output as an Arrow stream. It counts its own position: stdout may be a pipe, where the
+// lseek() behind FileOutputStream::Tell fails (and the Parquet writer asks for the position).
+class StdoutStream : public arrow::io::OutputStream {
+ public:
+  Status Close() override {
+    closed_ = true;
+    return Status::OK();
+  }
+  bool closed() const override { return closed_; }
+  Result<int64_t> Tell() const override { return position_; }
+  Status Write(const void* data, int64_t nbytes) override {
+    const auto* p = static_cast<const char*>(data);
+    while (nbytes > 0) {
+      const ssize_t n = ::write(STDOUT_FILENO, p, static_cast<size_t>(nbytes));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return IOError("writing to standard output: {}", std::strerror(errno));
+      }
+      p += n;
+      nbytes -= n;
+      position_ += n;
+    }
+    return Status::OK();
+  }
+
+ private:
+  int64_t position_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+Result<tabular::Format> OutputFormat(const OutputArgs& args) {
+  ARROW_ASSIGN_OR_RAISE(auto format, tabular::ParseFormat(args.format));
+  if (format == tabular::Format::kParquet && args.output.empty() && isatty(STDOUT_FILENO)) {
+    return InvalidArgument("--format parquet writes binary data: give --output FILE or redirect stdout");
+  }
+  return format;
+}
+
+void AddOutputOptions(CLI::App& cmd, OutputArgs& args) {
+  cmd.add_option("--format", args.format,
+                 "table (default), jsonl (one JSON object per row: timestamps ISO-8601 UTC, decimals as strings, "
+                 "binary as base64), csv or parquet")
+      ->check(CLI::IsMember({"table", "jsonl", "csv", "parquet"}));
+  cmd.add_option("--output,-o", args.output, "write to this file instead of standard output");
+}
+
+Result<int64_t> WriteRows(const OutputArgs& args, arrow::RecordBatchReader& reader, const io::FileIO* file_io) {
+  ARROW_ASSIGN_OR_RAISE(auto format, OutputFormat(args));
+  std::shared_ptr<arrow::io::OutputStream> out;
+  std::shared_ptr<io::FileIO> local_io;
+  if (args.output.empty()) {
+    out = std::make_shared<StdoutStream>();
+  } else {
+    if (file_io == nullptr) {
+      ARROW_ASSIGN_OR_RAISE(local_io, io::FileIO::Make());
+      file_io = local_io.get();
+    }
+    ARROW_ASSIGN_OR_RAISE(auto location, io::NormalizeLocation(args.output));
+    ARROW_ASSIGN_OR_RAISE(out, file_io->OpenOutput(location));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto writer, tabular::MakeRecordWriter(format, reader.schema(), out));
+  int64_t rows = 0;
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    ARROW_RETURN_NOT_OK(reader.ReadNext(&batch));
+    if (!batch) break;
+    rows += batch->num_rows();
+    ARROW_RETURN_NOT_OK(writer->Write(*batch));
+  }
+  ARROW_RETURN_NOT_OK(writer->Close());
+  if (!args.output.empty()) ARROW_RETURN_NOT_OK(out->Close());
+  return rows;
+}
+
+}  // namespace lakesync::cli
