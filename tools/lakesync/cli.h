@@ -73,5 +73,6 @@ void RegisterTableCommands(Cli& cli);
 void RegisterScanCommand(Cli& cli);
 void RegisterApplyCommand(Cli& cli);
 void RegisterChangesCommand(Cli& cli);
+void RegisterRunCommands(Cli& cli);
 
 }  // namespace lakesync::cli

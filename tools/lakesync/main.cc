@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   RegisterScanCommand(cli);
   RegisterApplyCommand(cli);
   RegisterChangesCommand(cli);
+  RegisterRunCommands(cli);
 
   try {
     cli.app.parse(argc, argv);

@@ -2,6 +2,7 @@
 #include <cctype>
 #include <limits>
 
+#include "lakesync/common/config_keys.h"
 #include "lakesync/sink/sink_config_internal.h"
 #include "lakesync/sink/table_template.h"
 
@@ -30,21 +31,6 @@ constexpr char kReasonTableCache[] =
     "table metadata is cached by the one process that writes; there are no workers to share it with";
 
 // ---- unknown keys: suggest the closest known one ----
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 // "equalityColumns", "Equality-Columns" → "equality_columns": the spellings other tools use.
 std::string Normalize(std::string_view key) {

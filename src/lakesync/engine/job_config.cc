@@ -1,0 +1,219 @@
+#include "lakesync/engine/job_config.h"
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "lakesync/common/config_keys.h"
+#include "lakesync/common/yaml_json.h"
+
+namespace lakesync::engine {
+namespace {
+
+using Json = nlohmann::json;
+
+const std::vector<std::string>& JobKeys() {
+  static const std::vector<std::string> keys = {"name", "source", "sink", "schedule", "retry"};
+  return keys;
+}
+
+Result<SourceType> ParseSourceType(const Json& source, std::string_view where) {
+  if (!source.contains("type")) {
+    return InvalidArgument("{}: source.type is required: delta_lake_cdc, iceberg_cdc, delta_lake or iceberg", where);
+  }
+  const Json& type = source.at("type");
+  if (!type.is_string()) return InvalidArgument("{}: source.type must be a string", where);
+  const std::string name = type.get<std::string>();
+  for (SourceType t : {SourceType::kDeltaLakeCdc, SourceType::kIcebergCdc, SourceType::kDeltaLake,
+                       SourceType::kIceberg}) {
+    if (name == SourceTypeName(t)) return t;
+  }
+  if (name == "delta_cdc") return SourceType::kDeltaLakeCdc;  // Python's managed.DELTA_CDC spelling
+  return InvalidArgument("{}: source.type '{}' is not a source type: delta_lake_cdc, iceberg_cdc, delta_lake or "
+                         "iceberg", where, name);
+}
+
+Result<bool> OptionalBool(const Json& block, const char* key, std::string_view where, std::string_view prefix) {
+  if (!block.contains(key) || block.at(key).is_null()) return false;
+  const Json& v = block.at(key);
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_string()) {
+    std::string s = v.get<std::string>();
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (s == "true") return true;
+    if (s == "false") return false;
+  }
+  return InvalidArgument("{}: {}{} must be true or false, not {}", where, prefix, key, v.dump());
+}
+
+bool IsNameCharacter(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+}
+
+}  // namespace
+
+std::string_view SourceTypeName(SourceType type) {
+  switch (type) {
+    case SourceType::kDeltaLakeCdc: return "delta_lake_cdc";
+    case SourceType::kIcebergCdc: return "iceberg_cdc";
+    case SourceType::kDeltaLake: return "delta_lake";
+    case SourceType::kIceberg: return "iceberg";
+  }
+  return "?";
+}
+
+std::string DefaultChangeTypeColumn(SourceType) { return "_change_type"; }
+
+std::string DefaultSequenceColumn(SourceType type) {
+  return type == SourceType::kDeltaLakeCdc || type == SourceType::kDeltaLake ? "_commit_version"
+                                                                             : "_commit_snapshot_sequence_number";
+}
+
+Result<std::chrono::seconds> ParseDuration(const Json& value, std::string_view key) {
+  int64_t total = 0;
+  if (value.is_number_integer()) {
+    total = value.get<int64_t>();
+  } else if (value.is_string()) {
+    const std::string text = value.get<std::string>();
+    size_t i = 0;
+    bool any = false;
+    while (i < text.size()) {
+      size_t j = i;
+      while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+      if (j == i || j - i > 9) return InvalidArgument("{}: '{}' is not a duration such as 30s, 15m, 1h30m", key, text);
+      const int64_t n = std::stoll(text.substr(i, j - i));
+      int64_t unit = 1;
+      if (j < text.size()) {
+        switch (text[j]) {
+          case 's': unit = 1; break;
+          case 'm': unit = 60; break;
+          case 'h': unit = 3600; break;
+          case 'd': unit = 86400; break;
+          default: return InvalidArgument("{}: '{}' is not a duration such as 30s, 15m, 1h30m", key, text);
+        }
+        ++j;
+      } else if (any) {
+        return InvalidArgument("{}: '{}' is not a duration such as 30s, 15m, 1h30m (a unit is missing)", key, text);
+      }
+      total += n * unit;
+      any = true;
+      i = j;
+    }
+    if (!any) return InvalidArgument("{}: an empty duration; write e.g. 15m", key);
+  } else {
+    return InvalidArgument("{}: expected a duration such as 15m or a number of seconds, not {}", key, value.dump());
+  }
+  if (total <= 0) return InvalidArgument("{}: the duration must be positive", key);
+  return std::chrono::seconds(total);
+}
+
+Result<JobConfig> ParseJobConfig(const Json& document, std::string location) {
+  const std::string& where = location;
+  if (!document.is_object()) return InvalidArgument("{}: a job is a map with 'source' and 'sink'", where);
+  ARROW_RETURN_NOT_OK(CheckKnownKeys(document, JobKeys(), where));
+  JobConfig job;
+  job.location = location;
+  if (document.contains("name") && !document.at("name").is_null()) {
+    if (!document.at("name").is_string()) return InvalidArgument("{}: name must be a string", where);
+    job.name = document.at("name").get<std::string>();
+  } else {
+    job.name = std::filesystem::path(location).stem().string();
+  }
+  if (job.name.empty()) return InvalidArgument("{}: name must not be empty", where);
+
+  if (!document.contains("source") || !document.at("source").is_object()) {
+    return InvalidArgument("{}: a 'source' map is required (with type, table, ...)", where);
+  }
+  const Json& source = document.at("source");
+  ARROW_ASSIGN_OR_RAISE(job.source_type, ParseSourceType(source, where));
+  job.source = source;
+  job.source.erase("type");
+  ARROW_ASSIGN_OR_RAISE(job.streaming, OptionalBool(source, "streaming", where, "source."));
+  ARROW_ASSIGN_OR_RAISE(job.initial_snapshot, OptionalBool(source, "initial_snapshot", where, "source."));
+  if (job.initial_snapshot && !IsCdcSource(job.source_type)) {
+    return InvalidArgument("{}: source.initial_snapshot applies to delta_lake_cdc and iceberg_cdc; a {} source is "
+                           "already a snapshot import", where, SourceTypeName(job.source_type));
+  }
+  if (job.streaming && !IsCdcSource(job.source_type)) {
+    return InvalidArgument("{}: source.streaming applies to delta_lake_cdc and iceberg_cdc, not to a {} import",
+                           where, SourceTypeName(job.source_type));
+  }
+
+  if (!document.contains("sink") || !document.at("sink").is_object()) {
+    return InvalidArgument("{}: a 'sink' map is required (with table, ...)", where);
+  }
+  Json sink = document.at("sink");
+  if (sink.contains("type")) {
+    if (!sink.at("type").is_string() || sink.at("type").get<std::string>() != "iceberg") {
+      return InvalidArgument("{}: sink.type must be 'iceberg' (the only sink), not {}", where, sink.at("type").dump());
+    }
+    sink.erase("type");
+  }
+  // Defaults that depend on the source, applied before parsing so that validation sees them.
+  // Changes need merge-on-read; an import does too when it names keys (the target then gets them as
+  // identifier fields, ready for the CDC job that follows), else it appends.
+  if (!sink.contains("mode")) {
+    const bool keyed = sink.contains("equality_columns") && !sink.at("equality_columns").is_null();
+    sink["mode"] = IsCdcSource(job.source_type) || keyed ? "merge-on-read" : "append";
+  }
+  ARROW_ASSIGN_OR_RAISE(job.sink, sink::ParseSinkConfig(sink, where + ": sink"));
+  if (job.sink.mode == sink::WriteMode::kMergeOnRead) {
+    if (!job.sink.is_given("sequence_number_column")) {
+      job.sink.sequence_number_column = DefaultSequenceColumn(job.source_type);
+    }
+    if (!job.sink.is_given("change_type_column")) job.sink.change_type_column = DefaultChangeTypeColumn(job.source_type);
+  }
+  if (!job.sink.sink_id) {
+    // The job's name, made a valid sink id: progress must be found again by the next run.
+    std::string id;
+    for (char c : job.name) id.push_back(IsNameCharacter(c) ? c : '_');
+    job.sink.sink_id = id.substr(0, sink::kMaxSinkIdLength);
+  }
+  ARROW_RETURN_NOT_OK(sink::ValidateSinkConfig(job.sink, where + ": sink"));
+
+  if (document.contains("schedule") && !document.at("schedule").is_null()) {
+    const Json& schedule = document.at("schedule");
+    ARROW_RETURN_NOT_OK(CheckKnownKeys(schedule, {"every"}, where + ": schedule"));
+    if (!schedule.contains("every")) return InvalidArgument("{}: schedule needs 'every' (e.g. every: 15m)", where);
+    ARROW_ASSIGN_OR_RAISE(auto every, ParseDuration(schedule.at("every"), where + ": schedule.every"));
+    job.every = every;
+    if (job.streaming) {
+      return InvalidArgument("{}: schedule and source.streaming contradict each other: a streaming job runs "
+                             "continuously", where);
+    }
+  }
+  if (document.contains("retry") && !document.at("retry").is_null()) {
+    const Json& retry = document.at("retry");
+    ARROW_RETURN_NOT_OK(CheckKnownKeys(retry, {"max_attempts", "initial_backoff_seconds"}, where + ": retry"));
+    if (retry.contains("max_attempts")) {
+      const Json& v = retry.at("max_attempts");
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 100) {
+        return InvalidArgument("{}: retry.max_attempts must be a whole number from 1 to 100", where);
+      }
+      job.retry.max_attempts = v.get<int>();
+    }
+    if (retry.contains("initial_backoff_seconds")) {
+      const Json& v = retry.at("initial_backoff_seconds");
+      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 3600) {
+        return InvalidArgument("{}: retry.initial_backoff_seconds must be a number from 0 to 3600", where);
+      }
+      job.retry.initial_backoff_seconds = v.get<double>();
+    }
+  }
+  return job;
+}
+
+Result<JobConfig> LoadJobConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (!std::filesystem::exists(path)) return NotFound("job file {} does not exist", path);
+    return IOError("cannot read job file {}", path);
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  ARROW_ASSIGN_OR_RAISE(auto document, ParseYamlOrJson(text.str(), path));
+  return ParseJobConfig(document, path);
+}
+
+}  // namespace lakesync::engine

@@ -1,0 +1,73 @@
+// A sync job: one YAML (or JSON) file naming a source and a sink with the keys users know from
+// Apache Beam's Managed I/O (shared/specs/beam-compat.md), plus how often to run.
+//
+//   name: orders-sync                 # optional; names the job in logs, the default sink_id
+//   source:
+//     type: delta_lake_cdc            # delta_lake_cdc | iceberg_cdc | delta_lake | iceberg
+//     table: s3://lake/orders         # the source's own keys: see docs/jobs.md
+//     start_version: 3
+//     initial_snapshot: true          # CDC sources: import the table at the start bound first
+//   sink:
+//     type: iceberg                   # optional; the only sink type
+//     table: db.orders                # every key of the Iceberg sink (sink/sink_config.h)
+//     mode: merge-on-read
+//     equality_columns: [id]
+//   schedule: {every: 15m}            # optional; without it (and without streaming) one run
+//   retry: {max_attempts: 5, initial_backoff_seconds: 1}   # transient failures, per run
+//
+// The source block is kept as parsed JSON: each source type validates its own keys when it is
+// opened (engine/source_factory.h), so the messages name the key and the source type.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "lakesync/common/status.h"
+#include "lakesync/sink/sink_config.h"
+
+namespace lakesync::engine {
+
+enum class SourceType { kDeltaLakeCdc, kIcebergCdc, kDeltaLake, kIceberg };
+std::string_view SourceTypeName(SourceType type);
+inline bool IsCdcSource(SourceType type) {
+  return type == SourceType::kDeltaLakeCdc || type == SourceType::kIcebergCdc;
+}
+
+struct RetryPolicy {
+  int max_attempts = 5;                // attempts per run for transient failures, >= 1
+  double initial_backoff_seconds = 1;  // doubled after each failed attempt, capped at 60 s
+};
+
+struct JobConfig {
+  std::string name;         // `name`, or the job file's stem
+  std::string location;     // the job file, for messages
+  SourceType source_type = SourceType::kDeltaLakeCdc;
+  nlohmann::json source;    // the source block without `type`
+  bool streaming = false;   // source.streaming: keep running, polling for new commits
+  bool initial_snapshot = false;  // source.initial_snapshot (CDC sources)
+  sink::SinkConfig sink;    // sink_id, mode, sequence and change-type columns already defaulted
+  std::optional<std::chrono::seconds> every;  // schedule.every
+  RetryPolicy retry;
+};
+
+// "15m", "30s", "1h", "1h30m", "90" (seconds), or a YAML number of seconds; > 0.
+// Errors: InvalidArgument naming `key` and the value.
+Result<std::chrono::seconds> ParseDuration(const nlohmann::json& value, std::string_view key);
+
+// Parses a job document. `location` names the file in every message. Defaults filled in here:
+// sink_id (the job's name), mode (merge-on-read for CDC sources and for imports with
+// equality_columns, else append),
+// and the sink's change-type and sequence columns (the source's own, unless given).
+// Errors: InvalidArgument naming the key for unknown keys, wrong types and contradictions; as
+// ParseSinkConfig for the sink block.
+Result<JobConfig> ParseJobConfig(const nlohmann::json& document, std::string location);
+Result<JobConfig> LoadJobConfigFile(const std::string& path);
+
+// Control columns each source type emits (the sink's defaults).
+std::string DefaultChangeTypeColumn(SourceType type);  // "_change_type"
+std::string DefaultSequenceColumn(SourceType type);    // "_commit_version" / "_commit_snapshot_sequence_number"
+
+}  // namespace lakesync::engine

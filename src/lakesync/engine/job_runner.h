@@ -1,0 +1,83 @@
+// Runs a sync job: reads the source's commits after the position the sink committed to the target,
+// applies them in one commit (per destination table) that records the new position, and repeats on
+// a schedule or continuously. The position lives only in the target's snapshot summaries, so a run
+// that crashes anywhere is simply run again: nothing is lost or applied twice.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "lakesync/catalog/catalog.h"
+#include "lakesync/engine/change_source.h"
+#include "lakesync/engine/job_config.h"
+#include "lakesync/sink/cdc_writer.h"
+
+namespace lakesync::engine {
+
+// What one run did; ToJson() is the machine-readable summary line.
+struct RunSummary {
+  std::string job;
+  std::string source;
+  std::string status;  // "committed", "nothing-new", "skipped" (another run committed it first)
+  std::string message;
+  std::optional<int64_t> committed_before;  // position found at the start of the run
+  std::optional<int64_t> from, through;     // source range applied (ordinals, inclusive)
+  bool initial_snapshot = false;            // the run imported the source's snapshot at `through`
+  sink::ApplyResult apply;
+  double duration_seconds = 0;
+  int attempts = 1;
+  nlohmann::json ToJson() const;
+};
+
+// Called as rows flow from the source, for progress displays: rows read so far, ordinal range.
+using ProgressCallback = std::function<void(int64_t rows, int64_t from, int64_t through)>;
+
+struct RunOptions {
+  ProgressCallback progress;                  // may be empty
+  const std::atomic<bool>* stop = nullptr;    // set (e.g. by SIGTERM) to end a schedule or stream loop
+  // Called after every run of a schedule or a stream (the summary line of each run).
+  std::function<void(const RunSummary&)> on_run;
+};
+
+// Opens the source a job names. Errors: InvalidArgument naming the key for a bad source block.
+using SourceOpener = std::function<Result<std::unique_ptr<ChangeSource>>(const JobConfig&)>;
+
+class JobRunner {
+ public:
+  // `catalog`: where the sink writes unless its catalog_properties name another.
+  static Result<std::unique_ptr<JobRunner>> Make(JobConfig job, std::shared_ptr<catalog::Catalog> catalog,
+                                                 SourceOpener open_source);
+
+  // One run, with transient failures retried per the job's retry policy.
+  Result<RunSummary> RunOnce(const RunOptions& options = {});
+
+  // RunOnce every `job.every` (runs never overlap; missed ticks are skipped, not queued) or, for a
+  // streaming job, continuously at the source's poll interval (or the sink's
+  // triggering_frequency_seconds). Returns when `options.stop` is set, or with the first permanent
+  // error; transient errors that outlast the retries are logged and the next tick tries again.
+  Status RunRepeatedly(const RunOptions& options);
+
+  // The committed position for the job's sink, the source's latest commit and the lag between them.
+  Result<nlohmann::json> StatusJson();
+
+  const JobConfig& job() const { return job_; }
+
+ private:
+  JobRunner(JobConfig job, std::shared_ptr<catalog::Catalog> catalog, std::unique_ptr<ChangeSource> source);
+  Result<RunSummary> RunOnceAttempt(const RunOptions& options);
+  Result<std::optional<int64_t>> CommittedOrdinal();
+
+  JobConfig job_;
+  std::shared_ptr<catalog::Catalog> catalog_;
+  std::unique_ptr<ChangeSource> source_;
+};
+
+// Transient: worth retrying (object store or catalog unavailable, commit conflicts, I/O hiccups).
+bool IsTransient(const lakesync::Status& status);
+
+}  // namespace lakesync::engine
