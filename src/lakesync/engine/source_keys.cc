@@ -1,0 +1,81 @@
+#include "lakesync/engine/source_keys.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace lakesync::engine {
+
+using Json = nlohmann::json;
+
+namespace {
+bool Present(const Json& source, const char* key) { return source.contains(key) && !source.at(key).is_null(); }
+}  // namespace
+
+Result<std::string> RequiredString(const Json& source, const char* key, std::string_view where, std::string_view what) {
+  if (!Present(source, key)) return InvalidArgument("{}: source.{} is required: {}", where, key, what);
+  const Json& v = source.at(key);
+  if (!v.is_string() || v.get<std::string>().empty()) {
+    return InvalidArgument("{}: source.{} must be a non-empty string ({})", where, key, what);
+  }
+  return v.get<std::string>();
+}
+
+Result<std::optional<int64_t>> OptionalVersion(const Json& source, const char* key, std::string_view where) {
+  if (!Present(source, key)) return std::optional<int64_t>();
+  const Json& v = source.at(key);
+  if (v.is_number_integer() && v.get<int64_t>() >= 0) return std::optional<int64_t>(v.get<int64_t>());
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    if (!s.empty() && s.size() < 19 &&
+        std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      return std::optional<int64_t>(std::stoll(s));
+    }
+  }
+  return InvalidArgument("{}: source.{} must be a non-negative whole number, not {}", where, key, v.dump());
+}
+
+Result<std::vector<std::string>> OptionalStringList(const Json& source, const char* key, std::string_view where) {
+  std::vector<std::string> out;
+  if (!Present(source, key)) return out;
+  const Json& v = source.at(key);
+  if (!v.is_array()) return InvalidArgument("{}: source.{} must be a list, e.g. [a, b]", where, key);
+  for (const auto& item : v) {
+    if (!item.is_string() || item.get<std::string>().empty()) {
+      return InvalidArgument("{}: source.{} must list non-empty strings, not {}", where, key, item.dump());
+    }
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::string>> OptionalStringMap(const Json& source, const char* key,
+                                                             std::string_view where) {
+  std::map<std::string, std::string> out;
+  if (!Present(source, key)) return out;
+  const Json& v = source.at(key);
+  if (!v.is_object()) return InvalidArgument("{}: source.{} must be a map of strings", where, key);
+  for (const auto& [k, value] : v.items()) {
+    if (value.is_string()) {
+      out[k] = value.get<std::string>();
+    } else if (value.is_boolean() || value.is_number()) {
+      out[k] = value.dump();
+    } else {
+      return InvalidArgument("{}: source.{}.{} must be a scalar", where, key, k);
+    }
+  }
+  return out;
+}
+
+Result<double> OptionalPollInterval(const Json& source, std::string_view where, bool streaming) {
+  if (!Present(source, "poll_interval_seconds")) return 60.0;
+  const Json& v = source.at("poll_interval_seconds");
+  if (!v.is_number() || v.get<double>() < 1) {
+    return InvalidArgument("{}: source.poll_interval_seconds must be a number of seconds, at least 1", where);
+  }
+  if (!streaming) {
+    return InvalidArgument("{}: source.poll_interval_seconds needs streaming: true (a batch run does not poll)", where);
+  }
+  return v.get<double>();
+}
+
+}  // namespace lakesync::engine

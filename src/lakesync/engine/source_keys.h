@@ -1,0 +1,37 @@
+// Typed reading of a job's source block (the keys each source type accepts are checked by that
+// source's opener). Every message names the job file and the key.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lakesync/common/status.h"
+
+namespace lakesync::engine {
+
+// Bounds and polling, as the Delta source reads them (Iceberg's changelog parses its own config).
+struct SourceKeys {
+  std::string table;
+  std::optional<int64_t> start_version, end_version;
+  std::optional<int64_t> start_timestamp_ms, end_timestamp_ms;
+  bool as_of = false;  // an import at a timestamp: the last version at or before it
+  double poll_interval_seconds = 60;
+};
+
+Result<std::string> RequiredString(const nlohmann::json& source, const char* key, std::string_view where,
+                                   std::string_view what);
+// A non-negative whole number (or a string of digits).
+Result<std::optional<int64_t>> OptionalVersion(const nlohmann::json& source, const char* key, std::string_view where);
+Result<std::vector<std::string>> OptionalStringList(const nlohmann::json& source, const char* key,
+                                                    std::string_view where);
+// Scalars become their text (s3.path-style-access: true → "true").
+Result<std::map<std::string, std::string>> OptionalStringMap(const nlohmann::json& source, const char* key,
+                                                             std::string_view where);
+// poll_interval_seconds: default 60, at least 1, and only meaningful with streaming.
+Result<double> OptionalPollInterval(const nlohmann::json& source, std::string_view where, bool streaming);
+
+}  // namespace lakesync::engine
