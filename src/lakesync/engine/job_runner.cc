@@ -120,10 +120,10 @@ JobRunner::JobRunner(JobConfig job, std::shared_ptr<catalog::Catalog> catalog, s
 
 Result<std::unique_ptr<JobRunner>> JobRunner::Make(JobConfig job, std::shared_ptr<catalog::Catalog> catalog,
                                                    SourceOpener open_source) {
+  ARROW_ASSIGN_OR_RAISE(auto source, open_source(job, catalog));
   if (auto from_sink = job.sink.catalog()) {
     ARROW_ASSIGN_OR_RAISE(catalog, catalog::LoadCatalog(*from_sink));
   }
-  ARROW_ASSIGN_OR_RAISE(auto source, open_source(job));
   return std::unique_ptr<JobRunner>(new JobRunner(std::move(job), std::move(catalog), std::move(source)));
 }
 

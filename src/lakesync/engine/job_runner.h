@@ -44,12 +44,15 @@ struct RunOptions {
   std::function<void(const RunSummary&)> on_run;
 };
 
-// Opens the source a job names. Errors: InvalidArgument naming the key for a bad source block.
-using SourceOpener = std::function<Result<std::unique_ptr<ChangeSource>>(const JobConfig&)>;
+// Opens the source a job names; `catalog` is the job's default catalog (an Iceberg source without
+// catalog_properties reads from it). Errors: InvalidArgument naming the key for a bad source block.
+using SourceOpener =
+    std::function<Result<std::unique_ptr<ChangeSource>>(const JobConfig&, std::shared_ptr<catalog::Catalog>)>;
 
 class JobRunner {
  public:
-  // `catalog`: where the sink writes unless its catalog_properties name another.
+  // `catalog`: the job's default catalog: where the sink writes unless its catalog_properties name
+  // another, and where an Iceberg source reads unless its own do.
   static Result<std::unique_ptr<JobRunner>> Make(JobConfig job, std::shared_ptr<catalog::Catalog> catalog,
                                                  SourceOpener open_source);
 

@@ -2,7 +2,7 @@
 
 namespace lakesync::engine {
 
-Result<std::unique_ptr<ChangeSource>> OpenSource(const JobConfig& job) {
+Result<std::unique_ptr<ChangeSource>> OpenSource(const JobConfig& job, std::shared_ptr<catalog::Catalog> /*catalog*/) {
   switch (job.source_type) {
     case SourceType::kDeltaLakeCdc:
     case SourceType::kDeltaLake:

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "lakesync/catalog/catalog.h"
 #include "lakesync/engine/change_source.h"
 #include "lakesync/engine/job_config.h"
 
@@ -11,6 +12,6 @@ namespace lakesync::engine {
 
 // Errors: InvalidArgument naming the key for a bad source block; the source's own errors when it
 // cannot be opened (NotFound for a missing table, ...).
-Result<std::unique_ptr<ChangeSource>> OpenSource(const JobConfig& job);
+Result<std::unique_ptr<ChangeSource>> OpenSource(const JobConfig& job, std::shared_ptr<catalog::Catalog> catalog);
 
 }  // namespace lakesync::engine

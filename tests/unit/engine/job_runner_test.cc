@@ -130,7 +130,7 @@ class JobRunnerTest : public ::testing::Test {
 
   std::unique_ptr<JobRunner> Runner(JobConfig job) {
     // The runner owns its source; the test keeps a pointer to steer it.
-    auto runner = JobRunner::Make(std::move(job), catalog_, [this](const JobConfig&) -> Result<std::unique_ptr<ChangeSource>> {
+    auto runner = JobRunner::Make(std::move(job), catalog_, [this](const JobConfig&, std::shared_ptr<catalog::Catalog>) -> Result<std::unique_ptr<ChangeSource>> {
       return std::unique_ptr<ChangeSource>(source_);
     });
     EXPECT_TRUE(runner.ok()) << runner.status().ToString();
@@ -243,7 +243,7 @@ TEST_F(JobRunnerTest, ASecondRunnerDoesNotApplyTheSameCommitsAgain) {
   // A second job with the same sink id (e.g. a concurrent launch) finds the position and skips.
   auto* second_source = new FakeSource(*source_);
   second_source->reads = 0;
-  auto other = JobRunner::Make(Job(), catalog_, [&](const JobConfig&) -> Result<std::unique_ptr<ChangeSource>> {
+  auto other = JobRunner::Make(Job(), catalog_, [&](const JobConfig&, std::shared_ptr<catalog::Catalog>) -> Result<std::unique_ptr<ChangeSource>> {
     return std::unique_ptr<ChangeSource>(second_source);
   });
   ASSERT_TRUE(other.ok());
