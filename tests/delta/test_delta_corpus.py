@@ -103,7 +103,7 @@ def test_change_feed_matches_oracles(corpus, oracle_scratch, name):
         # "Change data feed is unsupported for the table at version 0").
         code, err = D.lakesync_fails(*D.changes_args(root, 0, latest))
         assert code == D.EXIT_INVALID, err
-        assert "0" in err and "change data" in err.lower(), err
+        assert D.names_version(err, 0) and "change data" in err.lower(), err
         return
     # deltalake 1.6.6 refuses CDF on column-mapping tables ("Column mapping is not supported for
     # read operation 'CHANGE DATA FEED scans' yet", oracles.md 1.1): chDB alone judges those.
@@ -125,7 +125,7 @@ def test_range_starting_before_cdf_was_enabled_is_refused(corpus, name):
         D.chdb_cdf(root, 0, _latest(root))
     code, err = D.lakesync_fails(*D.changes_args(root, start - 1, _latest(root)))
     assert code == D.EXIT_INVALID, err
-    assert str(start - 1) in err and "change data" in err.lower(), err
+    assert D.names_version(err, start - 1) and "change data" in err.lower(), err
 
 
 # ---------------------------------------------------------------------------------------------
