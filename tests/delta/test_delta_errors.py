@@ -1,6 +1,6 @@
 """Bad ranges, bad options and broken tables: lakesync must exit non-zero with the documented code
-(2 bad range/options, 3 not found, 4 corrupt), name the version / file / feature, and print nothing
-on standard output (no partial feed). Inputs are deltalake-written tables (and corpus tables for
+(2 bad range/options, 3 not found, 4 corrupt, 1 unsupported reader feature), name the version /
+file / feature, and print nothing on standard output (no partial feed). Inputs are deltalake-written tables (and corpus tables for
 deletion vectors) broken on purpose; where an oracle exists, it is shown to refuse the same input.
 """
 
@@ -347,12 +347,12 @@ def _protocol(features: list[str]) -> dict:
 
 def test_unknown_reader_feature_inside_range(table):
     write_commit(table, 6, [commit_info("UPGRADE PROTOCOL"), _protocol(["someFutureFeature"])])
-    fails(*changes(table, 3, 6), code=None, facts=["someFutureFeature"])
-    fails("scan", "--delta", table, "--format", "jsonl", code=None, facts=["someFutureFeature"])
+    fails(*changes(table, 3, 6), code=D.EXIT_FAILURE, facts=["someFutureFeature"])
+    fails("scan", "--delta", table, "--format", "jsonl", code=D.EXIT_FAILURE, facts=["someFutureFeature"])
     # before the upgrade the table still reads
     assert D.run_lakesync(*changes(table, 3, 5)).returncode == 0
 
 
 def test_catalog_managed_table_refused(table):
     write_commit(table, 6, [commit_info("UPGRADE PROTOCOL"), _protocol(["catalogManaged"])])
-    fails(*changes(table, 6, 6), code=None, facts=["catalogManaged"])
+    fails(*changes(table, 6, 6), code=D.EXIT_FAILURE, facts=["catalogManaged"])
