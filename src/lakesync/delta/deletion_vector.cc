@@ -88,7 +88,7 @@ Result<puffin::PositionBitmap> LoadDeletionVector(const io::FileIO& io, const st
   if (dv.cardinality == 0) return puffin::PositionBitmap();  // as Spark: an empty DV is not read
   if (dv.storage_type == "i") {
     LS_ASSIGN_OR_RAISE_CTX(auto bytes, Z85Decode(dv.path_or_inline_dv), "inline deletion vector");
-    if (dv.size_in_bytes < 0 || static_cast<size_t>(dv.size_in_bytes) > bytes.size()) {
+    if (dv.size_in_bytes < 4 || static_cast<size_t>(dv.size_in_bytes) > bytes.size()) {
       return Corrupt("inline deletion vector decodes to {} bytes, fewer than its sizeInBytes {}", bytes.size(),
                      dv.size_in_bytes);
     }

@@ -26,14 +26,26 @@ Result<std::string> Z85Decode(std::string_view text) {
   std::string out;
   out.reserve(text.size() / 5 * 4);
   for (size_t i = 0; i < text.size(); i += 5) {
+    // A group cannot start with '#' (84 * 85^4 > 2^32). The Rust z85 crate (3.x, used by
+    // delta-kernel-rs and the tables it writes) marks a short last group that way: k leading '#'
+    // mean the tail holds 4 - k bytes, big-endian in the remaining 5 - k digits.
+    size_t pad = 0;
+    if (i + 5 == text.size()) {
+      while (pad < 4 && text[i + pad] == '#') ++pad;
+    }
     uint64_t word = 0;
-    for (size_t j = 0; j < 5; ++j) {
+    for (size_t j = pad; j < 5; ++j) {
       const int8_t digit = kDecode[static_cast<uint8_t>(text[i + j])];
       if (digit < 0) return Corrupt("Z85 text has an invalid character '{}' at position {}", text[i + j], i + j);
       word = word * 85 + static_cast<uint64_t>(digit);
     }
-    // A group can exceed 32 bits (85^5 > 2^32). Delta's reference decoders (Spark, Kernel) keep the
-    // low 32 bits, and writers have produced such groups in the padding of unaligned inline DVs.
+    if (pad > 0) {
+      const size_t bytes = 4 - pad;
+      if (bytes == 0 || word >> (8 * bytes) != 0) return Corrupt("Z85 text has a malformed padded tail at position {}", i);
+      for (size_t b = bytes; b-- > 0;) out.push_back(static_cast<char>((word >> (8 * b)) & 0xFF));
+      continue;
+    }
+    // Otherwise a group over 32 bits keeps its low 32 bits, as Delta's Java decoders do.
     word &= 0xFFFFFFFFu;
     out.push_back(static_cast<char>((word >> 24) & 0xFF));
     out.push_back(static_cast<char>((word >> 16) & 0xFF));

@@ -10,7 +10,9 @@
 namespace lakesync::delta {
 
 // Decodes Z85 text: every 5 characters give one 32-bit big-endian word (4 bytes).
-// A group whose value exceeds 32 bits keeps its low 32 bits, as Delta's reference decoders do.
+// A last group starting with k '#' characters is a short tail of 4 - k bytes (the padding of the
+// Rust z85 crate, which delta-kernel-rs writes); any other group over 32 bits keeps its low 32
+// bits, as Delta's Java decoders do.
 // Returns Corrupt when the length is not a multiple of 5 or a character is outside the alphabet.
 Result<std::string> Z85Decode(std::string_view text);
 

@@ -27,11 +27,22 @@ TEST(Z85Test, RfcExample) {
 TEST(Z85Test, RejectsBadInput) {
   EXPECT_EQ(KindOf(Z85Decode("abcd").status()), ErrorKind::kCorrupt);     // not a multiple of 5
   EXPECT_EQ(KindOf(Z85Decode("abc\"d").status()), ErrorKind::kCorrupt);   // outside the alphabet
-  // 85^5 - 1 overflows 32 bits; the reference decoders keep the low 32 bits.
-  ASSERT_OK_AND_ASSIGN(auto wrapped, Z85Decode("#####"));
-  const uint32_t low = static_cast<uint32_t>(4437053124ULL & 0xFFFFFFFFULL);
+  // A group over 32 bits that is not a padded tail keeps its low 32 bits (Spark's (int) cast):
+  // '$' is digit 83 and '#' digit 84 in the Z85 alphabet.
+  const uint64_t v = ((((83ULL * 85 + 84) * 85 + 84) * 85 + 84) * 85 + 84);
+  ASSERT_GT(v, 0xFFFFFFFFULL);
+  const uint32_t low = static_cast<uint32_t>(v & 0xFFFFFFFFULL);
+  ASSERT_OK_AND_ASSIGN(auto wrapped, Z85Decode("$####"));
   EXPECT_EQ(wrapped, std::string({static_cast<char>(low >> 24), static_cast<char>((low >> 16) & 0xFF),
                                   static_cast<char>((low >> 8) & 0xFF), static_cast<char>(low & 0xFF)}));
+}
+
+TEST(Z85Test, PaddedTailOfTheRustCrate) {
+  // k leading '#' in the last group: a tail of 4 - k bytes, big-endian in the other digits.
+  // "093" = 9*85 + 3 = 768 = 0x0300 -> bytes 03 00.
+  ASSERT_OK_AND_ASSIGN(auto tail, Z85Decode("HelloWorld##093"));
+  EXPECT_EQ(tail, std::string("\x86\x4F\xD2\x6F\xB5\x59\xF7\x5B\x03\x00", 10));
+  EXPECT_EQ(KindOf(Z85Decode("#####").status()), ErrorKind::kCorrupt);
 }
 
 TEST(DeletionVectorPathTest, ProtocolAndKernelExamples) {
