@@ -103,11 +103,14 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const 
   ARROW_RETURN_NOT_OK(CheckCdfEnabled(*state.metadata, start, location()));
   LS_ASSIGN_OR_RAISE_CTX(auto schema, SchemaOf(*state.protocol, *state.metadata), "{}", where);
   Protocol protocol = *state.protocol;
-  ARROW_ASSIGN_OR_RAISE(auto timestamps, CommitTimestamps(start, end));
+  Metadata last_metadata = *state.metadata;
+  std::map<int64_t, std::optional<int64_t>> ict_by_version;
   const bool partitioned = !state.metadata->partition_columns.empty();
 
   std::vector<ReadTask> tasks;
   std::set<std::string> checked_files;
+  // Partition values of files added inside the range, for removes written without them.
+  std::map<std::string, std::map<std::string, std::optional<std::string>>> add_partitions;
   std::map<std::string, std::shared_ptr<const puffin::PositionBitmap>> dv_cache;
   auto load_dv = [&](const std::optional<DeletionVectorDescriptor>& d, const std::string& file,
                      int64_t v) -> Result<std::shared_ptr<const puffin::PositionBitmap>> {
@@ -125,7 +128,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const 
   for (int64_t v = start; v <= end; ++v) {
     const LogFile& commit = listing_.commits.at(v);
     ARROW_ASSIGN_OR_RAISE(auto actions, ReadCommit(*io_, commit));
-    const int64_t ts = timestamps[v - start];
+    const int64_t ts = 0;  // set once the range's In-Commit Timestamp configuration is known
     bool has_cdc = false;
     std::optional<CommitInfo> info;
     for (auto& a : actions) {
@@ -133,12 +136,16 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const 
         ARROW_RETURN_NOT_OK(CheckReadable(*a.protocol, fmt::format("{} at version {}", location(), v)));
         protocol = *a.protocol;
       }
-      if (a.commit_info) info = a.commit_info;
+      if (a.commit_info) {
+        info = a.commit_info;
+        ict_by_version[v] = a.commit_info->in_commit_timestamp;
+      }
       if (a.file && a.file->kind == FileAction::Kind::kCdc) has_cdc = true;
     }
     for (auto& a : actions) {
       if (!a.metadata || v == start) continue;  // commit `start` is already in the start state
       ARROW_RETURN_NOT_OK(CheckCdfEnabled(*a.metadata, v, location()));
+      last_metadata = *a.metadata;
       LS_ASSIGN_OR_RAISE_CTX(auto changed, SchemaOf(protocol, *a.metadata), "{} at version {}", location(), v);
       if (changed.fingerprint != schema.fingerprint) {
         return InvalidArgument(
@@ -153,6 +160,8 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const 
       t.size = f.size;
       if (f.partition_values) {
         t.partition_values = *f.partition_values;
+      } else if (auto known = add_partitions.find(f.path); known != add_partitions.end()) {
+        t.partition_values = known->second;  // recovered from the add earlier in the range
       } else if (partitioned) {
         return Corrupt("version {} of {}: the remove action for {} has no partitionValues, so its deleted rows "
                        "cannot be given their partition columns",
@@ -171,6 +180,13 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const 
       }
       return t;
     };
+    if (partitioned) {
+      for (const auto& a : actions) {
+        if (a.file && a.file->kind == FileAction::Kind::kAdd && a.file->partition_values) {
+          add_partitions[a.file->path] = *a.file->partition_values;
+        }
+      }
+    }
     if (has_cdc) {
       for (const auto& a : actions) {
         if (!a.file || a.file->kind != FileAction::Kind::kCdc) continue;
@@ -235,6 +251,24 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const 
       }
     }
   }
+  // _commit_timestamp: the In-Commit Timestamp from its enablement version on (as configured at
+  // the end of the range), else the modification time made monotonic (delta.md §4.5).
+  const IctConfig ict = InCommitTimestamps(last_metadata);
+  const int64_t ict_from = ict.enabled ? ict.enablement_version.value_or(0) : end + 1;
+  std::vector<int64_t> timestamps;
+  if (start < ict_from) {
+    ARROW_ASSIGN_OR_RAISE(timestamps, MonotonicMtimes(start, std::min(end, ict_from - 1)));
+  }
+  for (int64_t v = std::max(start, ict_from); v <= end; ++v) {
+    auto it = ict_by_version.find(v);
+    if (it == ict_by_version.end() || !it->second) {
+      return Corrupt("commit {:020d}.json of {} has no commitInfo.inCommitTimestamp although In-Commit Timestamps are "
+                     "enabled from version {}",
+                     v, location(), ict_from);
+    }
+    timestamps.push_back(*it->second);
+  }
+  for (auto& t : tasks) t.commit_timestamp_ms = timestamps[t.version - start];
   internal::StreamOptions so;
   so.meta_columns = meta_columns;
   return internal::MakeTaskReader(io_, std::move(schema), std::move(tasks), std::move(so));

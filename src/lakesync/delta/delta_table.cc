@@ -42,6 +42,36 @@ Result<std::shared_ptr<DeltaTable>> DeltaTable::Open(const std::string& location
   return std::shared_ptr<DeltaTable>(new DeltaTable(std::move(io), std::move(listing)));
 }
 
+Result<std::shared_ptr<DeltaTable>> DeltaTable::Open(const std::string& location,
+                                                     const std::map<std::string, std::string>& io_properties) {
+  ARROW_ASSIGN_OR_RAISE(auto io, io::FileIO::Make(io_properties));
+  return Open(location, std::move(io));
+}
+
+Result<std::vector<int64_t>> DeltaTable::MonotonicMtimes(int64_t from, int64_t to) const {
+  // The window starts up to 100 versions back (Spark), at the oldest contiguous commit.
+  int64_t w = std::max<int64_t>(0, from - 100);
+  for (int64_t v = from; v >= w; --v) {
+    if (!listing_.commits.count(v)) {
+      w = v + 1;
+      break;
+    }
+  }
+  std::vector<int64_t> out;
+  int64_t prev = INT64_MIN;
+  for (int64_t v = w; v <= to; ++v) {
+    auto it = listing_.commits.find(v);
+    if (it == listing_.commits.end()) {
+      return NotFound("commit {:020d}.json of {} is missing from the log", v, location());
+    }
+    int64_t ts = it->second.mtime_ms;
+    if (prev != INT64_MIN && ts <= prev) ts = prev + 1;
+    prev = ts;
+    if (v >= from) out.push_back(ts);
+  }
+  return out;
+}
+
 Status DeltaTable::Refresh() {
   ARROW_ASSIGN_OR_RAISE(listing_, ListLog(*io_, listing_.table_root));
   ict_loaded_ = false;

@@ -22,6 +22,7 @@
 
 #include <arrow/record_batch.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +60,10 @@ class DeltaTable {
   // Lists the log of the table at `location` (local path, file://, s3://, gs://, abfs(s)://).
   // Errors: NotFound when there is no Delta log there.
   static Result<std::shared_ptr<DeltaTable>> Open(const std::string& location, std::shared_ptr<io::FileIO> io);
+  // The same with a FileIO made from object-store properties (s3.*, gcs.*, adls.*; see FileIO::Make).
+  // Errors: also InvalidArgument for a malformed property.
+  static Result<std::shared_ptr<DeltaTable>> Open(const std::string& location,
+                                                  const std::map<std::string, std::string>& io_properties);
 
   const std::string& location() const { return listing_.table_root; }
   int64_t latest_version() const { return listing_.LatestVersion(); }
@@ -92,6 +97,8 @@ class DeltaTable {
   // Commit timestamps for versions [from, to], computed with the monotonic window starting at
   // max(earliest, from - 100) as Spark does.
   Result<std::vector<int64_t>> CommitTimestamps(int64_t from, int64_t to);
+  // Modification times of commits [from, to] made monotonic over Spark's window (no ICT).
+  Result<std::vector<int64_t>> MonotonicMtimes(int64_t from, int64_t to) const;
   Result<std::optional<int64_t>> IctOf(int64_t version);
   Status LoadIctConfig();
 

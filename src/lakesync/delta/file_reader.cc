@@ -159,6 +159,7 @@ class TaskReader : public arrow::RecordBatchReader {
     if (!file.ok()) return WithContext(file.status(), "reading " + What());
     parquet_io::ParquetReadOptions opts;
     opts.batch_size = options_.batch_size;
+    opts.use_threads = true;  // decode columns in parallel; files are still read one at a time
     // Under id column mapping data files are matched by field id; change data files also carry
     // the unmapped _change_type column, so those are matched by physical name.
     opts.ignore_field_ids = schema_.mode != ColumnMappingMode::kId || task_->is_cdc;

@@ -114,6 +114,26 @@ TEST(LogReplayTest, CorruptCommitLineIsNamed) {
   EXPECT_NE(st.ToString().find("line"), std::string::npos) << st.ToString();
 }
 
+TEST(LogReplayTest, LastCheckpointIsOnlyAHintAndCompactionsAreIgnored) {
+  const std::string root = testing::ExtractCorpus("checkpoint") + "/delta";
+  auto io = io::FileIO::Make().ValueOrDie();
+  ASSERT_OK_AND_ASSIGN(auto reference, ListLog(*io, root));
+  ASSERT_OK_AND_ASSIGN(auto expected, ReplayLog(*io, reference, 14, true));
+  // A corrupt _last_checkpoint and a (garbage) log compaction file change nothing.
+  std::ofstream(root + "/_delta_log/_last_checkpoint") << "{not json";
+  std::ofstream(root + "/_delta_log/00000000000000000011.00000000000000000013.compacted.json") << "garbage";
+  std::ofstream(root + "/_delta_log/.00000000000000000014.json.crc") << "garbage";
+  ASSERT_OK_AND_ASSIGN(auto listing, ListLog(*io, root));
+  ASSERT_OK_AND_ASSIGN(auto state, ReplayLog(*io, listing, 14, true));
+  EXPECT_EQ(Keys(state), Keys(expected));
+  EXPECT_EQ(listing.LatestVersion(), 14);
+  // And so does its absence.
+  std::filesystem::remove(root + "/_delta_log/_last_checkpoint");
+  ASSERT_OK_AND_ASSIGN(listing, ListLog(*io, root));
+  ASSERT_OK_AND_ASSIGN(state, ReplayLog(*io, listing, 14, true));
+  EXPECT_EQ(Keys(state), Keys(expected));
+}
+
 TEST(LogReplayTest, NotADeltaTable) {
   auto io = io::FileIO::Make().ValueOrDie();
   const std::string dir = testing::ScratchDir("empty");
