@@ -68,6 +68,10 @@ Result<tabular::Format> OutputFormat(const OutputArgs& args);
 Result<int64_t> WriteRows(const OutputArgs& args, arrow::RecordBatchReader& reader,
                           const io::FileIO* file_io = nullptr);
 
+// The FileIO for a Delta table path: --catalog-config's properties (object-store credentials) when
+// given, else none (environment fallbacks apply). In cmd_changes_delta.cc.
+Result<std::shared_ptr<io::FileIO>> OpenDeltaFileIO(const GlobalOptions& global);
+
 void RegisterNamespaceCommands(Cli& cli);
 void RegisterTableCommands(Cli& cli);
 void RegisterScanCommand(Cli& cli);

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "cli.h"
+#include "lakesync/delta/delta_table.h"
 #include "lakesync/formats/tabular/tabular.h"
 #include "lakesync/iceberg/model/literal.h"
 #include "lakesync/iceberg/model/spec_syntax.h"
@@ -18,28 +19,57 @@ namespace lakesync::cli {
 
 void RegisterScanCommand(Cli& cli) {
   struct Args {
-    std::string table, filter, select, as_of, ref = "main";
+    std::string table, delta, filter, select, as_of, ref = "main";
     OutputArgs out;
-    std::optional<int64_t> limit, snapshot_id;
+    std::optional<int64_t> limit, snapshot_id, version;
     bool stats = false;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = cli.app.add_subcommand(
       "scan", "Read a table's rows (deletes applied) as a text table, JSON Lines, CSV or Parquet");
-  cmd->add_option("--table,-t", a->table, "NAMESPACE.TABLE")->required();
-  cmd->add_option("--filter", a->filter,
+  auto* table_opt = cmd->add_option("--table,-t", a->table, "NAMESPACE.TABLE (an Iceberg table in the catalog)");
+  auto* delta_opt = cmd->add_option("--delta", a->delta, "read the Delta table at this path or URI instead");
+  table_opt->excludes(delta_opt);
+  auto* version_opt =
+      cmd->add_option("--version", a->version, "Delta: read this table version (time travel)")->check(CLI::NonNegativeNumber);
+  auto* filter_opt = cmd->add_option("--filter", a->filter,
                   "row filter, SQL-like: \"id > 5 AND region = 'eu'\", IN, BETWEEN, IS NULL, LIKE 'prefix%'");
   cmd->add_option("--select", a->select, "comma-separated columns to output (default: all)");
   cmd->add_option("--limit", a->limit, "stop after N rows")->check(CLI::NonNegativeNumber);
   auto* snap = cmd->add_option("--snapshot-id", a->snapshot_id, "read this snapshot (time travel)");
   auto* asof = cmd->add_option("--as-of", a->as_of, "read the snapshot current at this ISO-8601 time");
-  cmd->add_option("--ref", a->ref, "branch or tag to read (default main)");
+  auto* ref_opt = cmd->add_option("--ref", a->ref, "branch or tag to read (default main)");
   snap->excludes(asof);
+  version_opt->excludes(asof);
   AddOutputOptions(*cmd, a->out);
   cmd->add_flag("--stats", a->stats, "print planning statistics to standard error");
   AddCatalogOption(*cmd, cli.global);
-  cmd->callback([&cli, a] {
-    cli.action = [&cli, a]() -> Status {
+  cmd->callback([&cli, a, filter_opt, snap, ref_opt, version_opt] {
+    cli.action = [&cli, a, filter_opt, snap, ref_opt, version_opt]() -> Status {
+      if (a->table.empty() && a->delta.empty()) return InvalidArgument("scan needs --table or --delta");
+      if (!a->delta.empty()) {
+        // Iceberg-only flags are refused by name rather than ignored.
+        if (filter_opt->count()) return InvalidArgument("--filter does not apply to --delta");
+        if (snap->count()) return InvalidArgument("--snapshot-id does not apply to --delta (use --version)");
+        if (ref_opt->count()) return InvalidArgument("--ref does not apply to --delta");
+        ARROW_RETURN_NOT_OK(OutputFormat(a->out).status());
+        delta::SnapshotScanOptions options;
+        options.version = a->version;
+        options.limit = a->limit;
+        if (!a->as_of.empty()) {
+          LS_ASSIGN_OR_RAISE_CTX(options.as_of_timestamp_ms, delta::ParseTimestampMillis(a->as_of), "--as-of");
+        }
+        if (!a->select.empty()) {
+          for (auto& c : iceberg::SplitTopLevelCommas(a->select)) options.select.push_back(c);
+        }
+        ARROW_ASSIGN_OR_RAISE(auto io, OpenDeltaFileIO(cli.global));
+        ARROW_ASSIGN_OR_RAISE(auto table, delta::DeltaTable::Open(a->delta, io));
+        ARROW_ASSIGN_OR_RAISE(auto reader, table->ScanSnapshot(options));
+        ARROW_ASSIGN_OR_RAISE(int64_t rows, WriteRows(a->out, *reader, io.get()));
+        if (a->stats) fmt::print(stderr, "delta table {}: {} rows\n", table->location(), rows);
+        return Status::OK();
+      }
+      if (version_opt->count()) return InvalidArgument("--version applies to --delta only (use --snapshot-id)");
       ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
       ARROW_RETURN_NOT_OK(OutputFormat(a->out).status());
       ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));

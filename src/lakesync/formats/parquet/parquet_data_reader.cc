@@ -376,7 +376,7 @@ Result<std::unique_ptr<ParquetDataReader>> ParquetDataReader::Open(std::shared_p
   }
 
   // Plan: match read-schema fields to file columns.
-  r->by_field_id_ = AnyFieldId(file_schema->fields());
+  r->by_field_id_ = !r->options_.ignore_field_ids && AnyFieldId(file_schema->fields());
   std::shared_ptr<const NameMapping> mapping = r->options_.name_mapping;
   if (!r->by_field_id_ && !mapping) mapping = std::make_shared<NameMapping>(NameMapping::FromSchema(*r->read_schema_));
   PlanBuilder builder(r->by_field_id_, r->location_);

@@ -73,6 +73,10 @@ struct ParquetReadOptions {
   // Used only for files without field ids. When null such files are matched by column name.
   std::shared_ptr<const NameMapping> name_mapping;
   bool use_threads = false;
+  // Match columns through the name mapping (or the read schema's names) even when the file has
+  // field ids: Delta tables without id column mapping name their columns, and a file's ids may
+  // come from another system.
+  bool ignore_field_ids = false;
   arrow::MemoryPool* pool = nullptr;
 };
 
