@@ -322,6 +322,22 @@ Result<std::vector<PendingSnapshot>> ChangelogSource::Pending() {
         table_->name(), lineage.front()->snapshot_id, *lineage.front()->parent_snapshot_id,
         lineage.front()->snapshot_id);
   }
+  // Some writers (pyiceberg's expire_snapshots) drop the parent id of the oldest snapshot kept. A
+  // parentless snapshot whose data files were committed before it has lost its parent too.
+  if (!lineage.empty() && !lineage.front()->parent_snapshot_id && lineage.front()->sequence_number > after &&
+      lineage.front()->sequence_number > 1) {
+    const auto& root = lineage.front();
+    ARROW_ASSIGN_OR_RAISE(auto plan, shared_->PlanOf(root));
+    for (const auto& [path, task] : *plan) {
+      if (task.data_sequence_number > 0 && task.data_sequence_number < root->sequence_number) {
+        return InvalidArgument(
+            "table {}: the changelog range includes snapshot {}, whose parent has expired (it has no parent "
+            "but holds {}, committed at sequence number {}); start after it (e.g. start snapshot {} "
+            "exclusive) or from a later snapshot",
+            table_->name(), root->snapshot_id, path, task.data_sequence_number, root->snapshot_id);
+      }
+    }
+  }
   std::vector<PendingSnapshot> out;
   int32_t ordinal = next_ordinal_;
   for (const auto& s : lineage) {
