@@ -25,6 +25,7 @@ struct ChangesArgs {
   bool follow = false;            // Iceberg: keep polling for new snapshots
   double poll_interval_seconds = 60;
   std::vector<std::string> columns;  // metadata columns to append, in this order
+  std::string position_file;         // Iceberg: resume after / record the last snapshot written
   OutputArgs out;
 };
 
@@ -34,5 +35,8 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenDeltaChanges(const Changes
                                                                    const GlobalOptions& global);
 Result<std::shared_ptr<arrow::RecordBatchReader>> OpenIcebergChanges(const ChangesArgs& args,
                                                                      const GlobalOptions& global);
+// Iceberg, batch or --follow (which writes each snapshot's rows as soon as they are read, so it
+// cannot go through one RecordBatchReader and WriteRows' buffering).
+Status RunIcebergChanges(const ChangesArgs& args, const GlobalOptions& global);
 
 }  // namespace lakesync::cli

@@ -31,17 +31,17 @@ void RegisterChangesCommand(Cli& cli) {
                   "_commit_timestamp; Iceberg: _change_type, _change_ordinal, _commit_snapshot_id, "
                   "_commit_snapshot_sequence_number, _commit_timestamp)")
       ->delimiter(',');
+  cmd->add_option("--position-file", a->position_file,
+                  "Iceberg: resume after the snapshot recorded in this file, and record each snapshot once its "
+                  "rows are written (\"<sequence number>:<snapshot id>\")");
   AddOutputOptions(*cmd, a->out);
   AddCatalogOption(*cmd, cli.global);
   cmd->callback([&cli, a] {
     cli.action = [&cli, a]() -> Status {
       ARROW_RETURN_NOT_OK(OutputFormat(a->out).status());
+      if (a->source == "iceberg") return RunIcebergChanges(*a, cli.global);
       std::shared_ptr<arrow::RecordBatchReader> reader;
-      if (a->source == "delta") {
-        ARROW_ASSIGN_OR_RAISE(reader, OpenDeltaChanges(*a, cli.global));
-      } else {
-        ARROW_ASSIGN_OR_RAISE(reader, OpenIcebergChanges(*a, cli.global));
-      }
+      ARROW_ASSIGN_OR_RAISE(reader, OpenDeltaChanges(*a, cli.global));
       return WriteRows(a->out, *reader).status();
     };
   });

@@ -1,0 +1,48 @@
+// Internals of the changelog source shared by its files. Not for use outside this directory.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "lakesync/iceberg/changelog/changelog_source.h"
+#include "lakesync/iceberg/expr/expression.h"
+#include "lakesync/iceberg/model/schema.h"
+#include "lakesync/table/scan.h"
+
+namespace lakesync::changelog {
+
+// A snapshot's scan plan by data file path.
+using PlanMap = std::map<std::string, table::FileScanTask>;
+
+struct ChangelogSource::Shared {
+  std::shared_ptr<table::Table> table;
+  // The schema every snapshot is read with: the table's current schema when the source opened, so
+  // the stream keeps one shape (columns added later are not read; dropped ones read as null).
+  iceberg::SchemaPtr schema;
+  std::shared_ptr<arrow::Schema> read_arrow_schema;  // ToArrowSchema(schema)
+  std::vector<int> output_columns;                   // indices into schema->fields()
+  std::vector<int> key_columns;                      // indices into schema->fields(); empty: no keys
+  std::string filter_text;
+  iceberg::BoundExpr filter = iceberg::BoundExpr::AlwaysTrue();
+  std::vector<std::string> metadata_columns;
+  std::shared_ptr<arrow::Schema> output_schema;
+  int64_t batch_rows = 64 * 1024;
+
+  // The last plan made, reused as the parent plan of the next snapshot along the lineage.
+  std::mutex mutex;
+  int64_t cached_snapshot_id = -1;
+  std::shared_ptr<const PlanMap> cached_plan;
+  SnapshotReadStats last_stats;
+
+  // The plan of a snapshot (empty for none), from the cache when it is the one last planned.
+  Result<std::shared_ptr<const PlanMap>> PlanOf(const iceberg::SnapshotPtr& snapshot);
+};
+
+// The change set of `snapshot` against its parent, as batches in `shared->output_schema`.
+Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshotChanges(std::shared_ptr<ChangelogSource::Shared> shared,
+                                                                      const PendingSnapshot& pending);
+
+}  // namespace lakesync::changelog

@@ -1,0 +1,380 @@
+// The changelog source: range resolution along the main lineage, pending snapshots, batch and
+// streaming readers. Reading one snapshot's change set is in snapshot_changes.cc.
+#include "lakesync/iceberg/changelog/changelog_source.h"
+
+#include <arrow/record_batch.h>
+#include <arrow/type.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "lakesync/common/logging.h"
+#include "lakesync/iceberg/changelog/changelog_internal.h"
+#include "lakesync/iceberg/expr/binder.h"
+#include "lakesync/iceberg/model/arrow_schema.h"
+
+namespace lakesync::changelog {
+namespace {
+
+bool IsReplace(const iceberg::Snapshot& s) { return s.operation() == "replace"; }
+
+Result<std::shared_ptr<arrow::DataType>> MetadataColumnType(const std::string& name) {
+  if (name == kChangeTypeColumn) return arrow::utf8();
+  if (name == kChangeOrdinalColumn) return arrow::int32();
+  if (name == kCommitSnapshotIdColumn || name == kCommitSequenceColumn) return arrow::int64();
+  if (name == kCommitTimestampColumn) return arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
+  return InvalidArgument("unsupported metadata column '{}'", name);
+}
+
+// Concatenates the change sets of several snapshots.
+class SequenceReader : public arrow::RecordBatchReader {
+ public:
+  SequenceReader(ChangelogSource* source, std::vector<PendingSnapshot> pending)
+      : source_(source), pending_(std::move(pending)) {}
+  std::shared_ptr<arrow::Schema> schema() const override { return source_->schema(); }
+  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
+    *out = nullptr;
+    while (true) {
+      if (!current_) {
+        if (next_ >= pending_.size()) return Status::OK();
+        ARROW_ASSIGN_OR_RAISE(current_, source_->Read(pending_[next_++]));
+      }
+      ARROW_RETURN_NOT_OK(current_->ReadNext(out));
+      if (*out) return Status::OK();
+      current_.reset();
+    }
+  }
+
+ private:
+  ChangelogSource* source_;
+  std::vector<PendingSnapshot> pending_;
+  size_t next_ = 0;
+  std::shared_ptr<arrow::RecordBatchReader> current_;
+};
+
+// Reads what is pending, then polls for new snapshots.
+class FollowReader : public arrow::RecordBatchReader {
+ public:
+  FollowReader(ChangelogSource* source, std::chrono::milliseconds interval, std::function<bool()> stop)
+      : source_(source), interval_(interval), stop_(std::move(stop)) {}
+  std::shared_ptr<arrow::Schema> schema() const override { return source_->schema(); }
+  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
+    *out = nullptr;
+    while (true) {
+      if (current_) {
+        ARROW_RETURN_NOT_OK(current_->ReadNext(out));
+        if (*out) return Status::OK();
+        current_.reset();
+      }
+      if (next_ < pending_.size()) {
+        ARROW_ASSIGN_OR_RAISE(current_, source_->Read(pending_[next_++]));
+        continue;
+      }
+      if (source_->reached_end() || (stop_ && stop_())) return Status::OK();
+      if (polled_) {
+        // Sleep in short steps so a stop request is seen promptly.
+        auto until = std::chrono::steady_clock::now() + interval_;
+        while (std::chrono::steady_clock::now() < until) {
+          if (stop_ && stop_()) return Status::OK();
+          std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(
+              std::chrono::milliseconds(100), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  until - std::chrono::steady_clock::now()) +
+                                                  std::chrono::milliseconds(1)));
+        }
+        ARROW_RETURN_NOT_OK(source_->Refresh());
+      }
+      polled_ = true;
+      ARROW_ASSIGN_OR_RAISE(pending_, source_->Pending());
+      next_ = 0;
+    }
+  }
+
+ private:
+  ChangelogSource* source_;
+  std::chrono::milliseconds interval_;
+  std::function<bool()> stop_;
+  std::vector<PendingSnapshot> pending_;
+  size_t next_ = 0;
+  bool polled_ = false;
+  std::shared_ptr<arrow::RecordBatchReader> current_;
+};
+
+}  // namespace
+
+ChangelogOptions OptionsFromConfig(const ChangelogConfig& config) {
+  ChangelogOptions o;
+  o.start_snapshot_id = config.start_snapshot_id;
+  o.start_inclusive = true;  // Beam's from_snapshot and `latest` include the snapshot itself
+  o.start_timestamp_ms = config.start_timestamp_ms;
+  o.end_snapshot_id = config.end_snapshot_id;
+  o.end_timestamp_ms = config.end_timestamp_ms;
+  o.starting_strategy = config.EffectiveStartingStrategy();
+  o.metadata_columns = config.metadata_columns.value_or(std::vector<std::string>{});
+  o.equality_columns = config.equality_columns;
+  o.filter = config.filter;
+  o.keep = config.keep;
+  o.drop = config.drop;
+  return o;
+}
+
+Result<std::shared_ptr<const PlanMap>> ChangelogSource::Shared::PlanOf(const iceberg::SnapshotPtr& snapshot) {
+  if (!snapshot) return std::make_shared<const PlanMap>();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (cached_snapshot_id == snapshot->snapshot_id) return cached_plan;
+  }
+  table::ScanOptions options;
+  options.snapshot_id = snapshot->snapshot_id;
+  options.filter = filter_text;  // prunes files by partition and metrics; rows are filtered when read
+  ARROW_ASSIGN_OR_RAISE(auto scan, table::TableScan::Make(table, options));
+  LS_ASSIGN_OR_RAISE_CTX(auto tasks, scan->PlanFiles(), "planning snapshot {} of {}", snapshot->snapshot_id,
+                         table->name());
+  auto plan = std::make_shared<PlanMap>();
+  for (auto& task : tasks) {
+    std::string path = task.file->file_path;
+    if (!plan->emplace(path, std::move(task)).second) {
+      return Corrupt("data file {} is live twice in snapshot {} of {}", path, snapshot->snapshot_id, table->name());
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  cached_snapshot_id = snapshot->snapshot_id;
+  cached_plan = plan;
+  return cached_plan;
+}
+
+Result<std::unique_ptr<ChangelogSource>> ChangelogSource::Make(std::shared_ptr<table::Table> table,
+                                                               ChangelogOptions options) {
+  const auto& m = *table->metadata();
+  if (m.format_version < 2) {
+    return InvalidArgument(
+        "table {} has format version {}; the changelog needs format version 2 or 3 (sequence numbers)",
+        table->name(), m.format_version);
+  }
+  ARROW_RETURN_NOT_OK(CheckMetadataColumns("metadata columns", options.metadata_columns));
+  if (!options.keep.empty() && !options.drop.empty()) {
+    return InvalidArgument("keep and drop are mutually exclusive");
+  }
+  std::unique_ptr<ChangelogSource> source(new ChangelogSource());
+  auto shared = std::make_shared<Shared>();
+  shared->table = table;
+  shared->schema = m.Schema();
+  const auto& fields = shared->schema->fields();
+  auto index_of = [&](const std::string& name, std::string_view what) -> Result<int> {
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (fields[i].name == name) return static_cast<int>(i);
+    }
+    std::vector<std::string> names;
+    for (const auto& f : fields) names.push_back(f.name);
+    return InvalidArgument("{} names column '{}', which table {} does not have (columns: {})", what, name,
+                           table->name(), fmt::join(names, ", "));
+  };
+  // Output table columns.
+  if (!options.keep.empty()) {
+    for (const auto& name : options.keep) {
+      ARROW_ASSIGN_OR_RAISE(int i, index_of(name, "keep"));
+      shared->output_columns.push_back(i);
+    }
+  } else {
+    std::set<int> dropped;
+    for (const auto& name : options.drop) {
+      ARROW_ASSIGN_OR_RAISE(int i, index_of(name, "drop"));
+      dropped.insert(i);
+    }
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (!dropped.count(static_cast<int>(i))) shared->output_columns.push_back(static_cast<int>(i));
+    }
+  }
+  // Keys: the given equality columns, else the identifier fields.
+  if (!options.equality_columns.empty()) {
+    for (const auto& name : options.equality_columns) {
+      ARROW_ASSIGN_OR_RAISE(int i, index_of(name, "equality_columns"));
+      shared->key_columns.push_back(i);
+    }
+  } else {
+    for (int32_t id : shared->schema->identifier_field_ids()) {
+      const int i = shared->schema->TopLevelIndex(id);
+      if (i < 0) {
+        return Unsupported("identifier field {} of table {} is nested; give equality_columns", id, table->name());
+      }
+      shared->key_columns.push_back(i);
+    }
+  }
+  for (int i : shared->key_columns) source->key_names_.push_back(fields[static_cast<size_t>(i)].name);
+  for (int i : shared->key_columns) {
+    if (std::find(shared->output_columns.begin(), shared->output_columns.end(), i) == shared->output_columns.end()) {
+      return InvalidArgument("key column '{}' must not be dropped from the output",
+                             fields[static_cast<size_t>(i)].name);
+    }
+  }
+  shared->filter_text = options.filter;
+  if (!options.filter.empty()) {
+    LS_ASSIGN_OR_RAISE_CTX(shared->filter, iceberg::ParseAndBind(options.filter, *shared->schema, true),
+                           "invalid filter");
+  }
+  ARROW_ASSIGN_OR_RAISE(shared->read_arrow_schema, iceberg::ToArrowSchema(*shared->schema));
+  std::vector<iceberg::NestedField> out_fields;
+  for (int i : shared->output_columns) out_fields.push_back(fields[static_cast<size_t>(i)]);
+  iceberg::Schema out_schema(shared->schema->schema_id(), out_fields);
+  ARROW_ASSIGN_OR_RAISE(auto arrow_out, iceberg::ToArrowSchema(out_schema, /*uuid_extension=*/true));
+  for (const auto& name : options.metadata_columns) {
+    if (arrow_out->GetFieldIndex(name) >= 0) {
+      return InvalidArgument("metadata column {} clashes with a column of table {}", name, table->name());
+    }
+    ARROW_ASSIGN_OR_RAISE(auto type, MetadataColumnType(name));
+    ARROW_ASSIGN_OR_RAISE(arrow_out, arrow_out->AddField(arrow_out->num_fields(), arrow::field(name, type, false)));
+  }
+  shared->output_schema = arrow_out;
+  shared->metadata_columns = options.metadata_columns;
+  shared->batch_rows = options.batch_rows;
+
+  source->table_ = std::move(table);
+  source->options_ = std::move(options);
+  source->shared_ = std::move(shared);
+  source->output_schema_ = source->shared_->output_schema;
+  // Resolve the start now: `latest` means the snapshot current when the source opened, and range
+  // errors should surface before anything is read.
+  ARROW_RETURN_NOT_OK(source->Pending().status());
+  return source;
+}
+
+Status ChangelogSource::Refresh() { return table_->Refresh(); }
+
+const SnapshotReadStats& ChangelogSource::last_stats() const { return shared_->last_stats; }
+
+// The snapshots from the end bound back to the oldest one retained, oldest first. Sets
+// *end_sequence to the end's sequence number (or -1 when the table has no snapshot).
+Result<std::vector<iceberg::SnapshotPtr>> ChangelogSource::Lineage(int64_t* end_sequence) const {
+  const auto& m = *table_->metadata();
+  iceberg::SnapshotPtr end;
+  if (options_.end_snapshot_id) {
+    end = m.SnapshotById(*options_.end_snapshot_id);
+    if (!end) {
+      return NotFound("table {} has no snapshot {} (end bound; unknown or expired)", table_->name(),
+                      *options_.end_snapshot_id);
+    }
+  } else {
+    end = m.SnapshotForRef(iceberg::kMainBranch);
+  }
+  std::vector<iceberg::SnapshotPtr> lineage;
+  if (end) {
+    lineage = m.Ancestors(end->snapshot_id);
+    std::reverse(lineage.begin(), lineage.end());
+  }
+  if (options_.end_timestamp_ms) {
+    while (!lineage.empty() && lineage.back()->timestamp_ms > *options_.end_timestamp_ms) lineage.pop_back();
+  }
+  *end_sequence = lineage.empty() ? -1 : lineage.back()->sequence_number;
+  return lineage;
+}
+
+Result<std::vector<PendingSnapshot>> ChangelogSource::Pending() {
+  const auto& m = *table_->metadata();
+  int64_t end_sequence = -1;
+  ARROW_ASSIGN_OR_RAISE(auto lineage, Lineage(&end_sequence));
+  if (!start_resolved_) {
+    if (options_.after_sequence_number) {
+      start_after_ = *options_.after_sequence_number;
+    } else if (options_.start_snapshot_id) {
+      auto start = m.SnapshotById(*options_.start_snapshot_id);
+      if (!start) {
+        return NotFound("table {} has no snapshot {} (start bound; unknown or expired)", table_->name(),
+                        *options_.start_snapshot_id);
+      }
+      const bool ancestor = std::any_of(lineage.begin(), lineage.end(), [&](const iceberg::SnapshotPtr& s) {
+        return s->snapshot_id == start->snapshot_id;
+      });
+      if (!ancestor) {
+        return InvalidArgument("start snapshot {} is not an ancestor of the end snapshot {} of table {}",
+                               start->snapshot_id,
+                               lineage.empty() ? std::string("(none)") : std::to_string(lineage.back()->snapshot_id),
+                               table_->name());
+      }
+      start_after_ = options_.start_inclusive ? start->sequence_number - 1 : start->sequence_number;
+    } else if (options_.start_timestamp_ms) {
+      start_after_ = end_sequence;  // nothing when no snapshot is that recent
+      for (const auto& s : lineage) {
+        if (s->timestamp_ms >= *options_.start_timestamp_ms) {
+          start_after_ = s->sequence_number - 1;
+          break;
+        }
+      }
+    } else if (options_.starting_strategy == StartingStrategy::kLatest) {
+      auto current = m.SnapshotForRef(iceberg::kMainBranch);
+      if (!current) {
+        start_after_ = -1;
+      } else {
+        start_after_ = options_.start_inclusive ? current->sequence_number - 1 : current->sequence_number;
+      }
+    } else {
+      start_after_ = -1;  // earliest: the whole retained history
+    }
+    start_resolved_ = true;
+  }
+  const int64_t after = position_ ? std::max(*position_, *start_after_) : *start_after_;
+  // Reading a snapshot needs its parent's state: a range that starts at a snapshot whose parent
+  // expired cannot be computed.
+  if (!lineage.empty() && lineage.front()->parent_snapshot_id && lineage.front()->sequence_number > after) {
+    return InvalidArgument(
+        "table {}: the changelog range includes snapshot {}, whose parent {} has expired; start after it "
+        "(e.g. start snapshot {} exclusive) or from a later snapshot",
+        table_->name(), lineage.front()->snapshot_id, *lineage.front()->parent_snapshot_id,
+        lineage.front()->snapshot_id);
+  }
+  // Some writers (pyiceberg's expire_snapshots) drop the parent id of the oldest snapshot kept. A
+  // parentless snapshot whose data files were committed before it has lost its parent too.
+  if (!lineage.empty() && !lineage.front()->parent_snapshot_id && lineage.front()->sequence_number > after &&
+      lineage.front()->sequence_number > 1) {
+    const auto& root = lineage.front();
+    ARROW_ASSIGN_OR_RAISE(auto plan, shared_->PlanOf(root));
+    for (const auto& [path, task] : *plan) {
+      if (task.data_sequence_number > 0 && task.data_sequence_number < root->sequence_number) {
+        return InvalidArgument(
+            "table {}: the changelog range includes snapshot {}, whose parent has expired (it has no parent "
+            "but holds {}, committed at sequence number {}); start after it (e.g. start snapshot {} "
+            "exclusive) or from a later snapshot",
+            table_->name(), root->snapshot_id, path, task.data_sequence_number, root->snapshot_id);
+      }
+    }
+  }
+  std::vector<PendingSnapshot> out;
+  int32_t ordinal = next_ordinal_;
+  for (const auto& s : lineage) {
+    if (s->sequence_number <= after) continue;
+    if (IsReplace(*s)) continue;
+    out.push_back(PendingSnapshot{s, ordinal++});
+  }
+  // A bounded range is complete once its end is read; an unbounded stream never ends.
+  reached_end_ = (options_.end_snapshot_id || options_.end_timestamp_ms) && out.empty() &&
+                 (end_sequence <= after || end_sequence < 0) &&
+                 (options_.end_snapshot_id.has_value() || [&] {
+                   // With an end timestamp, the end is final once a later snapshot exists.
+                   auto current = m.SnapshotForRef(iceberg::kMainBranch);
+                   return current && current->timestamp_ms > *options_.end_timestamp_ms;
+                 }());
+  return out;
+}
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> ChangelogSource::Read(const PendingSnapshot& pending) {
+  if (position_ && pending.snapshot->sequence_number <= *position_) {
+    return InvalidArgument("snapshot {} (sequence number {}) was already read; the source is at {}",
+                           pending.snapshot->snapshot_id, pending.snapshot->sequence_number, *position_);
+  }
+  ARROW_ASSIGN_OR_RAISE(auto reader, ReadSnapshotChanges(shared_, pending));
+  position_ = pending.snapshot->sequence_number;
+  next_ordinal_ = pending.ordinal + 1;
+  return reader;
+}
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> ChangelogSource::ReadAll() {
+  ARROW_ASSIGN_OR_RAISE(auto pending, Pending());
+  return std::make_shared<SequenceReader>(this, std::move(pending));
+}
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> ChangelogSource::Follow(std::chrono::milliseconds poll_interval,
+                                                                          std::function<bool()> stop) {
+  return std::make_shared<FollowReader>(this, poll_interval, std::move(stop));
+}
+
+}  // namespace lakesync::changelog

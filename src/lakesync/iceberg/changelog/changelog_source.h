@@ -1,0 +1,126 @@
+// The Iceberg changelog source: an Iceberg table's history read as a change stream (table columns
+// plus control columns), one net change set per snapshot, in snapshot order along the main branch.
+//
+// What one snapshot S (with parent P) yields, from the scan plans of P and S (so every delete rule of
+// the spec — sequence numbers, partitions, DVs over position deletes — is the scan's own):
+//   * a data file live in S but not in P: INSERT for its rows not deleted in S;
+//   * a data file live in P but not in S (copy-on-write, overwrite): DELETE for its rows live in P;
+//   * a data file live in both whose deletes changed (new DV, position or equality delete files):
+//     DELETE for the rows live in P and deleted in S (a merged DV counts only its new positions);
+//   * `replace` snapshots (compaction) yield nothing and are skipped.
+// Within the snapshot, a DELETE and an INSERT of identical rows cancel (copy-on-write carry-over), and
+// with keys (the schema's identifier fields, or equality_columns) a remaining DELETE and INSERT of one
+// key become UPDATE_BEFORE / UPDATE_AFTER. Without keys only INSERT and DELETE appear.
+//
+// Memory: data files are read one at a time, batch by batch. A snapshot with both deleted and
+// inserted rows takes two passes: one counts rows and keys by a 128-bit hash (50-100 bytes per
+// changed row) and keeps the changed rows while they fit 256 MiB, the other emits (from the kept
+// rows, or by reading the files again when they did not fit).
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lakesync/iceberg/changelog/changelog_config.h"
+#include "lakesync/iceberg/model/snapshot.h"
+#include "lakesync/table/table.h"
+
+namespace lakesync::changelog {
+
+struct ChangelogOptions {
+  // Start bound: a snapshot id, or a commit time (snapshots with timestamp >= start_timestamp_ms).
+  std::optional<int64_t> start_snapshot_id;
+  // Whether the start snapshot itself is read (Beam's from_snapshot) or only what follows it (Spark's
+  // start-snapshot-id). Applies to starting_strategy latest as well (the current snapshot).
+  bool start_inclusive = true;
+  std::optional<int64_t> start_timestamp_ms;
+  // End bound (inclusive): a snapshot id, or the last snapshot committed at or before the time.
+  std::optional<int64_t> end_snapshot_id;
+  std::optional<int64_t> end_timestamp_ms;
+  StartingStrategy starting_strategy = StartingStrategy::kEarliest;
+  // Resume point: only snapshots with a sequence number above this are read (the ordinal of the
+  // sink's lakesync.source-position.<sink_id>). Overrides the start bound and strategy.
+  std::optional<int64_t> after_sequence_number;
+  std::vector<std::string> metadata_columns = AllMetadataColumns();
+  std::vector<std::string> equality_columns;  // default: the schema's identifier fields
+  std::string filter;
+  std::vector<std::string> keep, drop;
+  int64_t batch_rows = 64 * 1024;
+};
+
+// From the job configuration (Beam semantics: the start bound and `latest` are inclusive).
+ChangelogOptions OptionsFromConfig(const ChangelogConfig& config);
+
+// One snapshot to read, with its place in the stream.
+struct PendingSnapshot {
+  iceberg::SnapshotPtr snapshot;
+  int32_t ordinal = 0;  // _change_ordinal: position among the non-replace snapshots read so far
+};
+
+struct SnapshotReadStats {
+  int64_t files_added = 0, files_removed = 0, files_changed = 0, files_read = 0;
+  int64_t inserts = 0, deletes = 0, updates = 0, carried_over = 0;
+};
+
+class ChangelogSource {
+ public:
+  // Checks the table (format version 2 or 3), the columns named by keep/drop/equality_columns and
+  // the filter, and resolves the start bound. Errors: kInvalidArgument for v1 tables, unknown columns,
+  // a malformed filter; kNotFound for an unknown start or end snapshot.
+  static Result<std::unique_ptr<ChangelogSource>> Make(std::shared_ptr<table::Table> table, ChangelogOptions options);
+
+  // Table columns (keep/drop applied) then the metadata columns, in the order asked for.
+  const std::shared_ptr<arrow::Schema>& schema() const { return output_schema_; }
+  const std::shared_ptr<table::Table>& table() const { return table_; }
+  // The keys used to pair updates (empty: none, only INSERT/DELETE).
+  const std::vector<std::string>& key_columns() const { return key_names_; }
+
+  // The snapshots not read yet, oldest first, along the main branch up to the end bound, excluding
+  // `replace` snapshots. Errors: kNotFound for an unknown end snapshot; kInvalidArgument when the start
+  // is not an ancestor of the end or a snapshot in range has expired.
+  Result<std::vector<PendingSnapshot>> Pending();
+  // Reloads the table metadata (streaming).
+  Status Refresh();
+  // Whether the end bound has been read (a stream with an end bound stops there).
+  bool reached_end() const { return reached_end_; }
+
+  // The change set of one pending snapshot. Marks it read: Pending() then lists only later ones.
+  Result<std::shared_ptr<arrow::RecordBatchReader>> Read(const PendingSnapshot& pending);
+  // Statistics of the snapshot last read to its end.
+  const SnapshotReadStats& last_stats() const;
+  // Sequence number of the last snapshot marked read (the position to persist).
+  std::optional<int64_t> position() const { return position_; }
+
+  // Every pending snapshot as one stream (batch reads).
+  Result<std::shared_ptr<arrow::RecordBatchReader>> ReadAll();
+  // A stream that never ends: reads pending snapshots, then refreshes every poll_interval and reads
+  // new ones, until `stop` returns true or the end bound is read.
+  Result<std::shared_ptr<arrow::RecordBatchReader>> Follow(std::chrono::milliseconds poll_interval,
+                                                           std::function<bool()> stop = {});
+
+  struct Plan;
+  struct Shared;
+
+ private:
+  ChangelogSource() = default;
+  Result<std::vector<iceberg::SnapshotPtr>> Lineage(int64_t* end_sequence) const;
+
+  std::shared_ptr<table::Table> table_;
+  ChangelogOptions options_;
+  std::shared_ptr<Shared> shared_;
+  std::shared_ptr<arrow::Schema> output_schema_;
+  std::vector<std::string> key_names_;
+  std::optional<int64_t> position_;   // sequence number of the last snapshot read
+  std::optional<int64_t> start_after_;  // resolved start: snapshots with a higher sequence number
+  bool start_resolved_ = false;
+  int32_t next_ordinal_ = 0;
+  bool reached_end_ = false;
+};
+
+}  // namespace lakesync::changelog

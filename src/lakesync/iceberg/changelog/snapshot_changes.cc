@@ -1,0 +1,626 @@
+// One snapshot's change set: the scan plans of the parent and the snapshot compared file by file,
+// each changed data file read once per pass with both states' deletes applied, and the rows whose
+// liveness differs emitted as DELETE (live before, not after) or INSERT (live after, not before).
+// Netting (copy-on-write carry-over, update pairing) needs both sides of the snapshot, so a snapshot
+// with deleted and inserted rows is read twice: a first pass counts rows and keys by hash, the
+// second emits (see changelog_source.h).
+#include <arrow/array.h>
+#include <arrow/builder.h>
+#include <arrow/compute/api.h>
+#include <arrow/extension_type.h>
+#include <arrow/record_batch.h>
+#include <arrow/scalar.h>
+#include <arrow/type.h>
+#include <arrow/util/byte_size.h>
+#include <arrow/util/hashing.h>
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "lakesync/change/change_kind.h"
+#include "lakesync/formats/parquet/parquet_data_reader.h"
+#include "lakesync/iceberg/changelog/changelog_internal.h"
+#include "lakesync/iceberg/expr/row_filter.h"
+#include "lakesync/table/delete_loader.h"
+
+namespace lakesync::changelog {
+namespace {
+
+using change::ChangeKind;
+using iceberg::DataFilePtr;
+using table::FileScanTask;
+
+enum Side : uint8_t { kNone = 0, kDelete = 1, kInsert = 2 };
+
+struct Hash128 {
+  uint64_t a = 0, b = 0;
+  bool operator==(const Hash128& o) const { return a == o.a && b == o.b; }
+};
+struct Hash128Hasher {
+  size_t operator()(const Hash128& h) const { return static_cast<size_t>(h.a ^ (h.b * 0x9E3779B97F4A7C15ULL)); }
+};
+
+// What may have changed for one data file between the parent's plan and the snapshot's.
+struct FileChange {
+  DataFilePtr file;
+  const FileScanTask* before = nullptr;  // the file's task in the parent (null: not live there)
+  const FileScanTask* after = nullptr;   // the file's task in the snapshot (null: removed)
+  // For files live in both: their deleted positions in each state, loaded while planning.
+  std::optional<puffin::PositionBitmap> before_positions, after_positions;
+  bool same_equality_deletes = false;
+
+  static FileChange Of(DataFilePtr file, const FileScanTask* before, const FileScanTask* after) {
+    FileChange c;
+    c.file = std::move(file);
+    c.before = before;
+    c.after = after;
+    return c;
+  }
+};
+
+std::string DeleteKey(const DataFilePtr& f) {
+  return f ? f->file_path + "@" + std::to_string(f->content_offset.value_or(-1)) : std::string();
+}
+
+std::set<std::string> PathsOf(const std::vector<DataFilePtr>& files) {
+  std::set<std::string> out;
+  for (const auto& f : files) out.insert(DeleteKey(f));
+  return out;
+}
+
+bool SameDeleteFiles(const FileScanTask& a, const FileScanTask& b) {
+  return DeleteKey(a.deletion_vector) == DeleteKey(b.deletion_vector) &&
+         PathsOf(a.position_deletes) == PathsOf(b.position_deletes) &&
+         PathsOf(a.equality_deletes) == PathsOf(b.equality_deletes);
+}
+
+// `data` declared as `type`, which has the same physical layout (the arrow.uuid extension over
+// fixed_size_binary(16)); buffers are shared.
+std::shared_ptr<arrow::ArrayData> Retype(const std::shared_ptr<arrow::ArrayData>& data,
+                                         const std::shared_ptr<arrow::DataType>& type) {
+  if (data->type->Equals(*type)) return data;
+  auto out = data->Copy();
+  out->type = type;
+  const auto& storage = type->id() == arrow::Type::EXTENSION
+                            ? static_cast<const arrow::ExtensionType&>(*type).storage_type()
+                            : type;
+  for (size_t i = 0; i < out->child_data.size() && static_cast<int>(i) < storage->num_fields(); ++i) {
+    out->child_data[i] = Retype(data->child_data[i], storage->field(static_cast<int>(i))->type());
+  }
+  return out;
+}
+
+// Row values encoded for hashing: primitive columns as the equality-delete key encoding, nested ones
+// by their text form (rare in keys and carry-overs, and only their equality matters).
+class RowHasher {
+ public:
+  explicit RowHasher(std::vector<int> columns) : columns_(std::move(columns)) {}
+  Result<Hash128> Hash(const arrow::RecordBatch& batch, int64_t row) {
+    buffer_.clear();
+    for (int c : columns_) {
+      const arrow::Array& column = *batch.column(c);
+      const auto id = column.type_id();
+      if (id == arrow::Type::STRUCT || id == arrow::Type::LIST || id == arrow::Type::LARGE_LIST ||
+          id == arrow::Type::MAP || id == arrow::Type::FIXED_SIZE_LIST) {
+        ARROW_ASSIGN_OR_RAISE(auto scalar, column.GetScalar(row));
+        const std::string text = scalar->is_valid ? scalar->ToString() : std::string("\0", 1);
+        const auto size = static_cast<uint32_t>(text.size());
+        buffer_.append(reinterpret_cast<const char*>(&size), sizeof(size));
+        buffer_.append(text);
+      } else {
+        ARROW_RETURN_NOT_OK(table::AppendKeyValue(buffer_, column, row));
+      }
+    }
+    const auto n = static_cast<int64_t>(buffer_.size());
+    return Hash128{arrow::internal::ComputeStringHash<0>(buffer_.data(), n),
+                   arrow::internal::ComputeStringHash<1>(buffer_.data(), n)};
+  }
+
+ private:
+  std::vector<int> columns_;
+  std::string buffer_;
+};
+
+struct SidedBatch {
+  std::shared_ptr<arrow::RecordBatch> batch;  // in the read schema
+  std::vector<uint8_t> side;                  // Side per row
+  int64_t changed = 0;
+};
+
+// Reads one data file with the deletes of both states applied and tells, per row, which side of
+// the change it is on.
+class FileCursor {
+ public:
+  // Null (and nothing read) when the file cannot contribute a change.
+  static Result<std::unique_ptr<FileCursor>> Open(ChangelogSource::Shared& shared, table::DeleteLoader& loader,
+                                                  const FileChange& change) {
+    std::unique_ptr<FileCursor> c(new FileCursor(shared));
+    const auto& path = change.file->file_path;
+    if (change.file->file_format != iceberg::FileFormat::kParquet) {
+      return Unsupported("data file format {} is not supported (lakesync reads Parquet)",
+                         iceberg::FileFormatName(change.file->file_format));
+    }
+    c->has_before_ = change.before != nullptr;
+    c->has_after_ = change.after != nullptr;
+    std::optional<puffin::PositionBitmap> candidates;  // positions that can change; unset: all
+    if (change.before && change.after) {
+      c->before_positions_ = *change.before_positions;
+      c->after_positions_ = *change.after_positions;
+      if (change.same_equality_deletes) {
+        puffin::PositionBitmap gone = c->after_positions_;
+        gone.AndNot(c->before_positions_);
+        puffin::PositionBitmap back = c->before_positions_;
+        back.AndNot(c->after_positions_);
+        gone.Or(back);
+        if (gone.IsEmpty()) return nullptr;
+        candidates = std::move(gone);
+      }
+    } else if (change.before) {
+      ARROW_ASSIGN_OR_RAISE(c->before_positions_, loader.DeletedPositions(path, change.before->deletion_vector,
+                                                                          change.before->position_deletes));
+    } else {
+      ARROW_ASSIGN_OR_RAISE(c->after_positions_, loader.DeletedPositions(path, change.after->deletion_vector,
+                                                                         change.after->position_deletes));
+    }
+    auto load_equality = [&](const FileScanTask* task, std::vector<EqualitySet>& out) -> Status {
+      if (!task) return Status::OK();
+      for (const auto& file : task->equality_deletes) {
+        ARROW_ASSIGN_OR_RAISE(auto set, loader.EqualityDeletes(file));
+        EqualitySet entry{set, {}};
+        for (int32_t id : set->field_ids) {
+          const int index = shared.schema->TopLevelIndex(id);
+          if (index < 0) {
+            return Unsupported("equality delete file {} uses field {}, which the read schema does not have",
+                               file->file_path, id);
+          }
+          entry.columns.push_back(index);
+        }
+        out.push_back(std::move(entry));
+      }
+      return Status::OK();
+    };
+    ARROW_RETURN_NOT_OK(load_equality(change.before, c->before_equality_));
+    ARROW_RETURN_NOT_OK(load_equality(change.after, c->after_equality_));
+
+    parquet_io::ParquetReadOptions options;
+    options.batch_size = shared.batch_rows;
+    options.use_threads = true;
+    auto& io = *shared.table->io();
+    ARROW_ASSIGN_OR_RAISE(auto input, io.OpenInput(path, change.file->file_size_in_bytes));
+    ARROW_ASSIGN_OR_RAISE(c->reader_, parquet_io::ParquetDataReader::Open(input, path, shared.schema, options));
+    if (candidates) {
+      // Only a few positions can change: read just the row groups that hold them.
+      std::vector<int> groups;
+      for (const auto& g : c->reader_->row_groups()) {
+        if (!candidates->ToVector(g.first_row, g.first_row + g.num_rows).empty()) groups.push_back(g.index);
+      }
+      if (groups.empty()) return nullptr;
+      if (groups.size() < c->reader_->row_groups().size()) {
+        options.row_groups = groups;
+        ARROW_ASSIGN_OR_RAISE(input, io.OpenInput(path, change.file->file_size_in_bytes));
+        ARROW_ASSIGN_OR_RAISE(c->reader_, parquet_io::ParquetDataReader::Open(input, path, shared.schema, options));
+      }
+    }
+    return c;
+  }
+
+  Result<std::optional<SidedBatch>> Next() {
+    while (true) {
+      ARROW_ASSIGN_OR_RAISE(auto next, reader_->Next());
+      if (!next) return std::nullopt;
+      const auto& batch = next->batch;
+      const int64_t n = batch->num_rows();
+      const int64_t first = next->first_row_position;
+      std::vector<uint8_t> before(static_cast<size_t>(n), has_before_ ? 1 : 0);
+      std::vector<uint8_t> after(static_cast<size_t>(n), has_after_ ? 1 : 0);
+      if (has_before_) ARROW_RETURN_NOT_OK(ApplyDeletes(*batch, first, before_positions_, before_equality_, before));
+      if (has_after_) ARROW_RETURN_NOT_OK(ApplyDeletes(*batch, first, after_positions_, after_equality_, after));
+      SidedBatch out;
+      out.side.assign(static_cast<size_t>(n), kNone);
+      for (int64_t i = 0; i < n; ++i) {
+        if (before[i] != after[i]) {
+          out.side[i] = before[i] ? kDelete : kInsert;
+          ++out.changed;
+        }
+      }
+      if (out.changed > 0 && shared_.filter.op() != iceberg::Operation::kTrue) {
+        ARROW_ASSIGN_OR_RAISE(auto selected, iceberg::EvaluateRowFilter(shared_.filter, *batch));
+        for (int64_t i = 0; i < n; ++i) {
+          if (out.side[i] != kNone && !selected->Value(i)) {
+            out.side[i] = kNone;
+            --out.changed;
+          }
+        }
+      }
+      if (out.changed == 0) continue;
+      out.batch = batch;
+      return out;
+    }
+  }
+
+ private:
+  struct EqualitySet {
+    std::shared_ptr<const table::EqualityDeleteSet> set;
+    std::vector<int> columns;
+  };
+
+  explicit FileCursor(ChangelogSource::Shared& shared) : shared_(shared) {}
+
+  Status ApplyDeletes(const arrow::RecordBatch& batch, int64_t first, const puffin::PositionBitmap& positions,
+                      const std::vector<EqualitySet>& equality, std::vector<uint8_t>& live) {
+    const int64_t n = batch.num_rows();
+    if (!positions.IsEmpty()) {
+      for (int64_t pos : positions.ToVector(first, first + n)) live[static_cast<size_t>(pos - first)] = 0;
+    }
+    std::string key;
+    for (const auto& e : equality) {
+      for (int64_t i = 0; i < n; ++i) {
+        if (!live[i]) continue;
+        key.clear();
+        for (int c : e.columns) ARROW_RETURN_NOT_OK(table::AppendKeyValue(key, *batch.column(c), i));
+        if (e.set->keys.count(key)) live[i] = 0;
+      }
+    }
+    return Status::OK();
+  }
+
+  ChangelogSource::Shared& shared_;
+  bool has_before_ = false, has_after_ = false;
+  puffin::PositionBitmap before_positions_, after_positions_;
+  std::vector<EqualitySet> before_equality_, after_equality_;
+  std::unique_ptr<parquet_io::ParquetDataReader> reader_;
+};
+
+class SnapshotChangeReader : public arrow::RecordBatchReader {
+ public:
+  SnapshotChangeReader(std::shared_ptr<ChangelogSource::Shared> shared, PendingSnapshot pending,
+                       std::shared_ptr<const PlanMap> before_plan, std::shared_ptr<const PlanMap> after_plan,
+                       std::vector<FileChange> changes, bool netting)
+      : shared_(std::move(shared)), pending_(std::move(pending)), before_plan_(std::move(before_plan)),
+        after_plan_(std::move(after_plan)), changes_(std::move(changes)), netting_(netting),
+        loader_(shared_->table->io(), shared_->schema), row_hasher_(AllColumns(*shared_)),
+        key_hasher_(shared_->key_columns) {
+    for (const auto& c : changes_) {
+      if (c.before && c.after) {
+        ++stats_.files_changed;
+      } else if (c.before) {
+        ++stats_.files_removed;
+      } else {
+        ++stats_.files_added;
+      }
+    }
+  }
+
+  std::shared_ptr<arrow::Schema> schema() const override { return shared_->output_schema; }
+
+  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
+    *out = nullptr;
+    if (!counted_ && netting_) {
+      LS_RETURN_NOT_OK_CTX(CountPass(), "reading the changes of snapshot {} of {}", pending_.snapshot->snapshot_id,
+                           shared_->table->name());
+    }
+    counted_ = true;
+    if (cache_complete_) {
+      // Pass two from the rows pass one kept.
+      while (next_cached_ < cache_.size()) {
+        SidedBatch sided = std::move(cache_[next_cached_++]);
+        ARROW_ASSIGN_OR_RAISE(*out, Emit(sided));
+        if (*out) return Status::OK();
+      }
+      return Finish();
+    }
+    while (true) {
+      if (!cursor_) {
+        if (next_change_ >= changes_.size()) return Finish();
+        const FileChange& change = changes_[next_change_++];
+        LS_ASSIGN_OR_RAISE_CTX(cursor_, FileCursor::Open(*shared_, loader_, change),
+                               "reading data file {} for snapshot {} of {}", change.file->file_path,
+                               pending_.snapshot->snapshot_id, shared_->table->name());
+        current_path_ = change.file->file_path;
+        if (!cursor_) continue;
+        ++stats_.files_read;
+      }
+      auto next = cursor_->Next();
+      if (!next.ok()) return WithContext(next.status(), "reading data file " + current_path_);
+      if (!next->has_value()) {
+        cursor_.reset();
+        continue;
+      }
+      ARROW_ASSIGN_OR_RAISE(*out, Emit(**next));
+      if (*out) return Status::OK();
+    }
+  }
+
+ private:
+  struct RowCount {
+    int64_t deletes = 0, inserts = 0;  // after CountPass: how many of each to cancel
+    Hash128 key;
+  };
+  struct KeyCount {
+    int64_t deletes = 0, inserts = 0;  // after CountPass: how many of each become update images
+  };
+
+  Status Finish() {
+    if (!finished_) {
+      finished_ = true;
+      std::lock_guard<std::mutex> lock(shared_->mutex);
+      shared_->last_stats = stats_;
+    }
+    return Status::OK();
+  }
+
+  // Pass one keeps the changed rows it read while they fit this budget, so that pass two need not
+  // read the files again; beyond it they are dropped and the files are read a second time.
+  static constexpr int64_t kCacheBudgetBytes = 256LL << 20;
+
+  Status Keep(const SidedBatch& sided) {
+    if (cache_overflow_) return Status::OK();
+    SidedBatch kept;
+    if (sided.changed == sided.batch->num_rows()) {
+      kept = sided;
+    } else {
+      arrow::Int64Builder indices;
+      ARROW_RETURN_NOT_OK(indices.Reserve(sided.changed));
+      for (int64_t i = 0; i < sided.batch->num_rows(); ++i) {
+        const uint8_t side = sided.side[static_cast<size_t>(i)];
+        if (side == kNone) continue;
+        indices.UnsafeAppend(i);
+        kept.side.push_back(side);
+      }
+      ARROW_ASSIGN_OR_RAISE(auto index_array, indices.Finish());
+      ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(sided.batch, index_array));
+      kept.batch = taken.record_batch();
+      kept.changed = sided.changed;
+    }
+    for (const auto& column : kept.batch->columns()) cache_bytes_ += arrow::util::TotalBufferSize(*column->data());
+    if (cache_bytes_ > kCacheBudgetBytes) {
+      cache_overflow_ = true;
+      cache_.clear();
+      return Status::OK();
+    }
+    cache_.push_back(std::move(kept));
+    return Status::OK();
+  }
+
+  static std::vector<int> AllColumns(const ChangelogSource::Shared& shared) {
+    std::vector<int> all(shared.schema->fields().size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    return all;
+  }
+  bool has_keys() const { return !shared_->key_columns.empty(); }
+
+  // Pass one: count changed rows by full-row hash (and their key), then decide how many of each row
+  // cancel (identical DELETE and INSERT) and how many of each key's remaining rows pair into updates.
+  Status CountPass() {
+    for (const auto& change : changes_) {
+      LS_ASSIGN_OR_RAISE_CTX(auto cursor, FileCursor::Open(*shared_, loader_, change), "reading data file {}",
+                             change.file->file_path);
+      if (!cursor) continue;
+      ++stats_.files_read;
+      while (true) {
+        LS_ASSIGN_OR_RAISE_CTX(auto next, cursor->Next(), "reading data file {}", change.file->file_path);
+        if (!next) break;
+        const auto& batch = *next->batch;
+        for (int64_t i = 0; i < batch.num_rows(); ++i) {
+          const uint8_t side = next->side[static_cast<size_t>(i)];
+          if (side == kNone) continue;
+          ARROW_ASSIGN_OR_RAISE(Hash128 h, row_hasher_.Hash(batch, i));
+          RowCount& count = rows_[h];
+          if (side == kDelete) {
+            ++count.deletes;
+          } else {
+            ++count.inserts;
+          }
+          if (has_keys() && count.deletes + count.inserts == 1) {
+            ARROW_ASSIGN_OR_RAISE(count.key, key_hasher_.Hash(batch, i));
+          }
+        }
+        ARROW_RETURN_NOT_OK(Keep(*next));
+      }
+    }
+    cache_complete_ = !cache_overflow_;
+    bool any = false;
+    for (auto& [hash, count] : rows_) {
+      const int64_t cancel = std::min(count.deletes, count.inserts);
+      if (has_keys()) {
+        KeyCount& key = keys_[count.key];
+        key.deletes += count.deletes - cancel;
+        key.inserts += count.inserts - cancel;
+      }
+      count.deletes = count.inserts = cancel;
+      any = any || cancel > 0;
+    }
+    for (auto it = keys_.begin(); it != keys_.end();) {
+      const int64_t pairs = std::min(it->second.deletes, it->second.inserts);
+      if (pairs == 0) {
+        it = keys_.erase(it);
+        continue;
+      }
+      it->second.deletes = it->second.inserts = pairs;
+      any = true;
+      ++it;
+    }
+    if (!any) {
+      // Nothing cancels or pairs: emit every row as it is, without hashing again.
+      netting_ = false;
+      rows_.clear();
+      keys_.clear();
+    } else {
+      for (auto it = rows_.begin(); it != rows_.end();) {
+        it = it->second.deletes == 0 ? rows_.erase(it) : std::next(it);
+      }
+    }
+    return Status::OK();
+  }
+
+  Result<ChangeKind> KindOf(const arrow::RecordBatch& batch, int64_t row, uint8_t side, bool* skip) {
+    *skip = false;
+    const bool is_delete = side == kDelete;
+    if (!netting_) return is_delete ? ChangeKind::kDelete : ChangeKind::kInsert;
+    ARROW_ASSIGN_OR_RAISE(Hash128 h, row_hasher_.Hash(batch, row));
+    if (auto it = rows_.find(h); it != rows_.end()) {
+      int64_t& left = is_delete ? it->second.deletes : it->second.inserts;
+      if (left > 0) {
+        --left;
+        *skip = true;
+        return ChangeKind::kInsert;
+      }
+    }
+    if (!keys_.empty()) {
+      ARROW_ASSIGN_OR_RAISE(Hash128 k, key_hasher_.Hash(batch, row));
+      if (auto it = keys_.find(k); it != keys_.end()) {
+        int64_t& left = is_delete ? it->second.deletes : it->second.inserts;
+        if (left > 0) {
+          --left;
+          return is_delete ? ChangeKind::kUpdateBefore : ChangeKind::kUpdateAfter;
+        }
+      }
+    }
+    return is_delete ? ChangeKind::kDelete : ChangeKind::kInsert;
+  }
+
+  Result<std::shared_ptr<arrow::RecordBatch>> Emit(const SidedBatch& sided) {
+    const auto& batch = *sided.batch;
+    arrow::Int64Builder indices;
+    arrow::StringBuilder kinds;
+    ARROW_RETURN_NOT_OK(indices.Reserve(sided.changed));
+    for (int64_t i = 0; i < batch.num_rows(); ++i) {
+      const uint8_t side = sided.side[static_cast<size_t>(i)];
+      if (side == kNone) continue;
+      bool skip = false;
+      ARROW_ASSIGN_OR_RAISE(ChangeKind kind, KindOf(batch, i, side, &skip));
+      if (skip) {
+        ++stats_.carried_over;
+        continue;
+      }
+      switch (kind) {
+        case ChangeKind::kInsert: ++stats_.inserts; break;
+        case ChangeKind::kDelete: ++stats_.deletes; break;
+        default: ++stats_.updates; break;
+      }
+      indices.UnsafeAppend(i);
+      ARROW_RETURN_NOT_OK(kinds.Append(change::ChangeKindName(kind)));
+    }
+    if (indices.length() == 0) return nullptr;
+    const int64_t rows = indices.length();
+    ARROW_ASSIGN_OR_RAISE(auto index_array, indices.Finish());
+    ARROW_ASSIGN_OR_RAISE(auto kind_array, kinds.Finish());
+    const bool all = rows == batch.num_rows();
+    arrow::ArrayVector columns;
+    const auto& out_schema = *shared_->output_schema;
+    for (int c : shared_->output_columns) {
+      std::shared_ptr<arrow::Array> column = batch.column(c);
+      if (!all) {
+        ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(column, index_array));
+        column = taken.make_array();
+      }
+      const auto& type = out_schema.field(static_cast<int>(columns.size()))->type();
+      if (!column->type()->Equals(*type)) column = arrow::MakeArray(Retype(column->data(), type));
+      columns.push_back(std::move(column));
+    }
+    const auto& snapshot = *pending_.snapshot;
+    for (const auto& name : shared_->metadata_columns) {
+      std::shared_ptr<arrow::Scalar> scalar;
+      if (name == kChangeTypeColumn) {
+        columns.push_back(kind_array);
+        continue;
+      } else if (name == kChangeOrdinalColumn) {
+        scalar = std::make_shared<arrow::Int32Scalar>(pending_.ordinal);
+      } else if (name == kCommitSnapshotIdColumn) {
+        scalar = std::make_shared<arrow::Int64Scalar>(snapshot.snapshot_id);
+      } else if (name == kCommitSequenceColumn) {
+        scalar = std::make_shared<arrow::Int64Scalar>(snapshot.sequence_number);
+      } else {
+        scalar = std::make_shared<arrow::TimestampScalar>(snapshot.timestamp_ms * 1000,
+                                                          out_schema.GetFieldByName(name)->type());
+      }
+      ARROW_ASSIGN_OR_RAISE(auto array, arrow::MakeArrayFromScalar(*scalar, rows));
+      columns.push_back(std::move(array));
+    }
+    return arrow::RecordBatch::Make(shared_->output_schema, rows, std::move(columns));
+  }
+
+  std::shared_ptr<ChangelogSource::Shared> shared_;
+  PendingSnapshot pending_;
+  std::shared_ptr<const PlanMap> before_plan_, after_plan_;  // keep the tasks changes_ points at alive
+  std::vector<FileChange> changes_;
+  bool netting_;
+  table::DeleteLoader loader_;
+  RowHasher row_hasher_, key_hasher_;
+  std::unordered_map<Hash128, RowCount, Hash128Hasher> rows_;
+  std::unordered_map<Hash128, KeyCount, Hash128Hasher> keys_;
+  bool counted_ = false, finished_ = false;
+  std::vector<SidedBatch> cache_;  // pass one's changed rows, while they fit kCacheBudgetBytes
+  int64_t cache_bytes_ = 0;
+  bool cache_overflow_ = false, cache_complete_ = false;
+  size_t next_cached_ = 0;
+  size_t next_change_ = 0;
+  std::unique_ptr<FileCursor> cursor_;
+  std::string current_path_;
+  SnapshotReadStats stats_;
+};
+
+// Whether a file live in both states can gain live rows (its deletes shrank): only then can it add
+// INSERTs to the snapshot.
+bool MayInsert(const FileChange& c) {
+  if (!c.same_equality_deletes) return true;
+  puffin::PositionBitmap back = *c.before_positions;
+  back.AndNot(*c.after_positions);
+  return !back.IsEmpty();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshotChanges(std::shared_ptr<ChangelogSource::Shared> shared,
+                                                                      const PendingSnapshot& pending) {
+  const auto& snapshot = pending.snapshot;
+  const auto& m = *shared->table->metadata();
+  iceberg::SnapshotPtr parent;
+  if (snapshot->parent_snapshot_id) {
+    parent = m.SnapshotById(*snapshot->parent_snapshot_id);
+    if (!parent) {
+      return InvalidArgument("table {}: snapshot {} has expired parent {}; its changes cannot be computed",
+                             shared->table->name(), snapshot->snapshot_id, *snapshot->parent_snapshot_id);
+    }
+  }
+  std::vector<FileChange> changes;
+  std::shared_ptr<const PlanMap> before, after;
+  if (snapshot->operation() != "replace") {
+    ARROW_ASSIGN_OR_RAISE(before, shared->PlanOf(parent));
+    ARROW_ASSIGN_OR_RAISE(after, shared->PlanOf(snapshot));
+    table::DeleteLoader loader(shared->table->io(), shared->schema);
+    std::vector<FileChange> removed, changed, added;
+    for (const auto& [path, task] : *after) {
+      auto it = before->find(path);
+      if (it == before->end()) {
+        added.push_back(FileChange::Of(task.file, nullptr, &task));
+        continue;
+      }
+      if (SameDeleteFiles(it->second, task)) continue;
+      FileChange c = FileChange::Of(task.file, &it->second, &task);
+      LS_ASSIGN_OR_RAISE_CTX(c.before_positions,
+                             loader.DeletedPositions(path, it->second.deletion_vector, it->second.position_deletes),
+                             "loading the deletes of {} in snapshot {}", path, parent->snapshot_id);
+      LS_ASSIGN_OR_RAISE_CTX(c.after_positions, loader.DeletedPositions(path, task.deletion_vector, task.position_deletes),
+                             "loading the deletes of {} in snapshot {}", path, snapshot->snapshot_id);
+      c.same_equality_deletes = PathsOf(it->second.equality_deletes) == PathsOf(task.equality_deletes);
+      // A new position delete file of the partition that does not touch this file changes nothing.
+      if (c.same_equality_deletes && *c.before_positions == *c.after_positions) continue;
+      changed.push_back(std::move(c));
+    }
+    for (const auto& [path, task] : *before) {
+      if (!after->count(path)) removed.push_back(FileChange::Of(task.file, &task, nullptr));
+    }
+    const bool deletes = !removed.empty() || !changed.empty();
+    const bool inserts = !added.empty() || std::any_of(changed.begin(), changed.end(), MayInsert);
+    const bool netting = deletes && inserts;
+    for (auto* group : {&removed, &changed, &added}) {
+      for (auto& c : *group) changes.push_back(std::move(c));
+    }
+    return std::make_shared<SnapshotChangeReader>(shared, pending, before, after, std::move(changes), netting);
+  }
+  return std::make_shared<SnapshotChangeReader>(shared, pending, before, after, std::move(changes), false);
+}
+
+}  // namespace lakesync::changelog
