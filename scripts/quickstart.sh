@@ -1,41 +1,43 @@
 #!/usr/bin/env bash
 # The README's first command: installs and builds lakesync, then runs the main job on the embedded
-# default catalog (SQLite under ./lakesync-warehouse, or $LAKESYNC_WAREHOUSE): create a table, append
-# sample rows, delete some of them merge-on-read (deletion vectors), and scan the result.
+# default catalog (SQLite under ./lakesync-warehouse, or $LAKESYNC_WAREHOUSE):
+#   1. creates a Delta table with the Change Data Feed enabled (with deltalake) and changes it in
+#      several versions (inserts, updates, deletes);
+#   2. runs examples/delta-cdf-to-iceberg-v3-dv.yaml: imports the Delta table as of version 0 into an
+#      Iceberg v3 table, then applies every later version as deletion vectors and new rows;
+#   3. changes the Delta table again and runs the job again: only the new versions are applied;
+#   4. shows the target with `lakesync scan` and reads it back with pyiceberg, an independent reader,
+#      comparing it row for row with the Delta table as deltalake reads it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
+"$root/.venv/bin/pip" install -q --disable-pip-version-check -r "$root/requirements/quickstart.txt"
 ls="$root/build/lakesync"
+py="$root/.venv/bin/python"
+warehouse="${LAKESYNC_WAREHOUSE:-$PWD/lakesync-warehouse}"
+export LAKESYNC_WAREHOUSE="$warehouse"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-cat > "$work/orders.yaml" <<'YAML'
-fields:
-  - {name: order_id, type: long, required: true}
-  - {name: customer, type: string}
-  - {name: amount, type: "decimal(10, 2)"}
-  - {name: ordered_at, type: timestamptz}
-identifier-fields: [order_id]
-YAML
-cat > "$work/orders.jsonl" <<'JSONL'
-{"order_id": 1, "customer": "ana",   "amount": "19.90",  "ordered_at": "2026-11-01T09:15:00Z"}
-{"order_id": 2, "customer": "bruno", "amount": "5.00",   "ordered_at": "2026-11-01T10:02:00Z"}
-{"order_id": 3, "customer": "chen",  "amount": "120.00", "ordered_at": "2026-11-02T16:45:30Z"}
-{"order_id": 4, "customer": "dara",  "amount": "42.10",  "ordered_at": "2026-11-03T08:00:00Z"}
-JSONL
+delta="$work/orders_delta"
+# The example job names ./example-data/orders_delta; point it at this run's Delta table.
+sed "s#./example-data/orders_delta#$delta#" "$root/examples/delta-cdf-to-iceberg-v3-dv.yaml" > "$work/job.yaml"
 
-echo "+ lakesync namespace create shop --if-not-exists"
-"$ls" namespace create shop --if-not-exists
-# Start from a fresh table so that every run shows the same story.
-"$ls" table drop shop.orders --purge --if-exists >/dev/null
-echo "+ lakesync table create shop.orders (format v3, partitioned by day(ordered_at))"
-"$ls" table create shop.orders --schema "$work/orders.yaml" --partition 'day(ordered_at)' \
-  --format-version 3
-echo "+ lakesync table append shop.orders orders.jsonl"
-"$ls" table append shop.orders "$work/orders.jsonl"
-echo "+ lakesync table delete shop.orders --where \"customer = 'bruno'\"   (a deletion vector, no rewrite)"
-"$ls" table delete shop.orders --where "customer = 'bruno'"
-echo "+ lakesync scan --table shop.orders"
-"$ls" scan --table shop.orders
-echo "+ lakesync table history shop.orders"
-"$ls" table history shop.orders
+echo "+ a Delta table with the Change Data Feed: version 0 (6 orders), then 2 versions of changes"
+"$py" "$root/examples/demo_delta.py" create "$delta"
+"$py" "$root/examples/demo_delta.py" change "$delta"
+"$py" "$root/examples/demo_delta.py" change "$delta"
+# Start from a fresh target so that every run of this script shows the same story.
+"$ls" table drop shop.orders_v3 --purge --if-exists >/dev/null
+echo "+ lakesync run job.yaml --once   (import of version 0, then versions 1..2)"
+"$ls" run "$work/job.yaml" --once
+echo "+ two more Delta versions, then the same job again: only versions 3..4 are applied"
+"$py" "$root/examples/demo_delta.py" change "$delta"
+"$py" "$root/examples/demo_delta.py" change "$delta"
+"$ls" run "$work/job.yaml" --once
+echo "+ lakesync status job.yaml"
+"$ls" status "$work/job.yaml"
+echo "+ lakesync scan --table shop.orders_v3"
+"$ls" scan --table shop.orders_v3
+echo "+ pyiceberg reads the Iceberg table; deltalake reads the Delta table"
+"$py" "$root/examples/compare_demo.py" "$delta" "$warehouse" shop.orders_v3

@@ -1,0 +1,121 @@
+"""Delta CDF → Iceberg jobs end to end (examples/delta-cdf-to-iceberg-*.yaml): the target equals the
+Delta table's latest snapshot as deltalake reads it, read back with pyiceberg, run after run."""
+from __future__ import annotations
+
+import json
+import random
+import signal
+import time
+
+import pytest
+
+from conftest import rows
+
+
+@pytest.mark.parametrize("example,table", [("delta-cdf-to-iceberg-v2.yaml", "shop.orders_v2"),
+                                           ("delta-cdf-to-iceberg-v3-dv.yaml", "shop.orders_v3")])
+def test_import_then_changes_run_after_run(env, example, table):
+    env.delta_create()
+    env.delta_change(2)
+    job = env.job_from_example(example)
+    p, summaries = env.run_job(job, "--once")
+    # The import of version 0 and then versions 1.. in a second commit: no gap, no overlap.
+    assert [s["status"] for s in summaries] == ["committed", "committed"], p.stdout
+    assert summaries[0]["initial_snapshot"] is True and summaries[0]["range"] == {"from": 0, "through": 0}
+    assert summaries[1]["range"]["from"] == 1
+    assert env.iceberg_rows(table) == env.delta_rows()
+
+    p, summaries = env.run_job(job, "--once")
+    assert summaries[-1]["status"] == "nothing-new"
+
+    env.delta_change(3)
+    p, summaries = env.run_job(job, "--once")
+    assert summaries[-1]["status"] == "committed"
+    assert summaries[-1]["rows"]["delete"] > 0 and summaries[-1]["rows"]["update_after"] > 0
+    assert env.iceberg_rows(table) == env.delta_rows()
+
+    status = json.loads(env.lakesync("status", job).stdout)
+    assert status["up_to_date"] is True and status["lag"] == 0
+    if "v3" in example:
+        described = env.lakesync("table", "describe", table).stdout
+        files = env.catalog().load_table(table).inspect.delete_files().to_pylist()
+        assert files and all(f["file_path"].endswith(".puffin") for f in files), described
+
+
+def test_a_schedule_picks_up_new_commits(env):
+    env.delta_create()
+    job = env.job_from_example("delta-cdf-to-iceberg-v2.yaml")
+    proc = env.popen("run", job, "--every", "1s")
+    try:
+        deadline = time.time() + 120
+        changed = False
+        while time.time() < deadline:
+            try:
+                if env.iceberg_rows("shop.orders_v2") == env.delta_rows():
+                    if changed:
+                        break
+                    env.delta_change(2)
+                    changed = True
+            except Exception:  # the table does not exist yet
+                pass
+            time.sleep(0.5)
+        assert changed and env.iceberg_rows("shop.orders_v2") == env.delta_rows()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    statuses = [json.loads(line)["status"] for line in out.splitlines() if line.startswith("{")]
+    assert statuses.count("committed") >= 3 and "nothing-new" in statuses
+
+
+def test_kill_minus_nine_at_random_moments_then_rerun(env):
+    rng = random.Random(7)
+    env.delta_create()
+    job = env.job_from_example("delta-cdf-to-iceberg-v3-dv.yaml")
+    for round_ in range(6):
+        env.delta_change(rng.randint(1, 3))
+        proc = env.popen("run", job, "--once")
+        time.sleep(rng.uniform(0.0, 0.6))
+        proc.kill()
+        proc.communicate()
+    env.run_job(job, "--once")
+    assert env.iceberg_rows("shop.orders_v3") == env.delta_rows()
+
+
+@pytest.mark.parametrize("failpoint", ["after-data-files", "before-commit", "after-commit"])
+def test_a_crash_at_each_writer_failpoint_then_rerun(env, failpoint):
+    env.delta_create()
+    env.delta_change(2)
+    job = env.job_from_example("delta-cdf-to-iceberg-v2.yaml")
+    crashed = env.run_job(job, "--once", check=False, env=dict(env.env, LAKESYNC_FAILPOINT=failpoint))[0]
+    assert crashed.returncode == -9
+    env.run_job(job, "--once")
+    env.delta_change(1)
+    env.run_job(job, "--once")
+    assert env.iceberg_rows("shop.orders_v2") == env.delta_rows()
+
+
+def test_two_runs_at_once_apply_each_change_once(env):
+    env.delta_create()
+    env.delta_change(3)
+    job = env.job_from_example("delta-cdf-to-iceberg-v2.yaml", source__initial_snapshot=None)
+    procs = [env.popen("run", job, "--once") for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+    assert env.iceberg_rows("shop.orders_v2") == env.delta_rows()
+    statuses = sorted(json.loads(o[0].splitlines()[-1])["status"] for o in outs)
+    assert statuses in (["committed", "nothing-new"], ["committed", "skipped"]), statuses
+
+
+def test_bad_jobs_name_the_key_and_change_nothing(env):
+    env.delta_create()
+    bad = env.root / "bad.yaml"
+    bad.write_text(f"source: {{type: delta_lake_cdc, table: {env.delta}, start_vresion: 0}}\nsink: {{table: a.b}}\n")
+    p = env.lakesync("run", bad, check=False)
+    assert p.returncode == 2 and "start_vresion" in p.stderr and "start_version" in p.stderr
+    missing = env.root / "missing.yaml"
+    missing.write_text(f"source: {{type: delta_lake_cdc, table: {env.root / 'nope'}, start_version: 0}}\n"
+                       "sink: {table: a.b, equality_columns: [order_id]}\n")
+    p = env.lakesync("run", missing, check=False)
+    assert p.returncode == 3 and "nope" in p.stderr
+    assert not (env.warehouse / "a").exists()
