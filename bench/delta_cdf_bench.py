@@ -17,7 +17,8 @@ One run:
                   wall time of the whole process, start-up included)
        deltalake  `DeltaTable(T).load_cdf(1, k).read_all()` to an Arrow table in a fresh Python
                   process (time of that call only; interpreter start-up and imports excluded)
-     and records each process's peak RSS and CPU time (os.wait4 rusage of that one child);
+     and records each process's peak RSS and CPU time (os.wait4 rusage of that one child; for
+     deltalake also the CPU time of the load_cdf call alone, all its threads);
   4. prints medians, ratios and peak memory per commit count, and writes everything to
      bench/results/delta_cdf_bench-<rows>-<time>.json.
 
@@ -136,14 +137,17 @@ def run_child(cmd: list[str]) -> dict:
 
 
 DELTALAKE_CHILD = r"""
-import json, sys, time
+import json, resource, sys, time
 from deltalake import DeltaTable
 import pyarrow as pa, pyarrow.compute as pc
 path, start, end, counts = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
-t0 = time.perf_counter()
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)  # all threads of this process
+    return r.ru_utime + r.ru_stime
+c0, t0 = cpu(), time.perf_counter()
 table = pa.table(DeltaTable(path).load_cdf(starting_version=start, ending_version=end).read_all())
-elapsed = time.perf_counter() - t0
-out = {"read_s": elapsed, "rows": table.num_rows}
+elapsed, read_cpu = time.perf_counter() - t0, cpu() - c0
+out = {"read_s": elapsed, "read_cpu_s": read_cpu, "rows": table.num_rows}
 if counts:
     vc = pc.value_counts(table.column("_change_type")).to_pylist()
     out["kinds"] = {d["values"]: d["counts"] for d in vc}
@@ -248,7 +252,7 @@ def main() -> int:
             samples["lakesync"][k].append(s)
             d = run_child(deltalake_cmd(table, k, False))
             info = json.loads(d.pop("stdout"))
-            d["read_s"] = info["read_s"]
+            d["read_s"], d["read_cpu_s"] = info["read_s"], info["read_cpu_s"]
             samples["deltalake"][k].append(d)
             print(f"  round {rnd + 1} [1, {k}]: lakesync {s['wall_s']:.2f} s / {s['peak_rss_mib']:.0f} MiB, "
                   f"load_cdf {d['read_s']:.2f} s (process {d['wall_s']:.2f} s) / {d['peak_rss_mib']:.0f} MiB",
@@ -264,15 +268,18 @@ def main() -> int:
                "lakesync_wall_s": med(ls, "wall_s"), "lakesync_cpu_s": med(ls, "cpu_s"),
                "lakesync_peak_rss_mib": max(x["peak_rss_mib"] for x in ls),
                "deltalake_read_s": med(dl, "read_s"), "deltalake_process_wall_s": med(dl, "wall_s"),
-               "deltalake_cpu_s": med(dl, "cpu_s"), "deltalake_peak_rss_mib": max(x["peak_rss_mib"] for x in dl)}
+               "deltalake_cpu_s": med(dl, "cpu_s"), "deltalake_read_cpu_s": med(dl, "read_cpu_s"),
+               "deltalake_peak_rss_mib": max(x["peak_rss_mib"] for x in dl)}
         row["speedup_vs_load_cdf"] = row["deltalake_read_s"] / row["lakesync_wall_s"]
+        row["cpu_ratio_vs_load_cdf"] = row["deltalake_read_cpu_s"] / row["lakesync_cpu_s"]
         summary.append(row)
 
-    print(f"\n{'commits':>7} {'rows':>12} {'lakesync s':>11} {'load_cdf s':>11} {'speed-up':>8} "
-          f"{'ls RSS MiB':>10} {'dl RSS MiB':>10}")
+    print(f"\n{'commits':>7} {'rows':>12} {'ls wall/cpu s':>14} {'load_cdf wall/cpu s':>20} {'wall x':>6} "
+          f"{'cpu x':>6} {'ls RSS MiB':>10} {'dl RSS MiB':>10}")
     for r in summary:
-        print(f"{r['commits']:>7} {r['change_rows']:>12,} {r['lakesync_wall_s']:>11.2f} {r['deltalake_read_s']:>11.2f} "
-              f"{r['speedup_vs_load_cdf']:>7.1f}x {r['lakesync_peak_rss_mib']:>10.0f} {r['deltalake_peak_rss_mib']:>10.0f}")
+        print(f"{r['commits']:>7} {r['change_rows']:>12,} {r['lakesync_wall_s']:>6.2f}/{r['lakesync_cpu_s']:<7.2f} "
+              f"{r['deltalake_read_s']:>11.2f}/{r['deltalake_read_cpu_s']:<8.2f} {r['speedup_vs_load_cdf']:>5.2f}x "
+              f"{r['cpu_ratio_vs_load_cdf']:>5.2f}x {r['lakesync_peak_rss_mib']:>10.0f} {r['deltalake_peak_rss_mib']:>10.0f}")
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = RESULTS / f"delta_cdf_bench-{args.rows_per_commit}-{stamp}.json"
