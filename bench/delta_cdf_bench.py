@@ -13,8 +13,9 @@ One run:
      the generator wrote (the expected counts come from the generated data, not from a reader);
   3. times each reader in its own process, round-robin over --rounds rounds:
        lakesync   `lakesync changes --source delta --table T --start-version 1 --end-version k
-                  --format parquet --output /dev/null` (reads, decodes and re-encodes every row;
-                  wall time of the whole process, start-up included)
+                  --format parquet --output /dev/null` by default (reads, decodes and re-encodes
+                  every row; --lakesync-output picks other output flags); wall time of the whole
+                  process, start-up included
        deltalake  `DeltaTable(T).load_cdf(1, k).read_all()` to an Arrow table in a fresh Python
                   process (time of that call only; interpreter start-up and imports excluded)
      and records each process's peak RSS and CPU time (os.wait4 rusage of that one child; for
@@ -34,6 +35,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import sys
@@ -163,9 +165,9 @@ print(json.dumps({"rows": t.num_rows, "kinds": {d["values"]: d["counts"] for d i
 """
 
 
-def lakesync_cmd(lakesync: Path, table: Path, end: int, output: str) -> list[str]:
+def lakesync_cmd(lakesync: Path, table: Path, end: int, output_args: list[str]) -> list[str]:
     return [str(lakesync), "changes", "--source", "delta", "--table", str(table), "--start-version", "1",
-            "--end-version", str(end), "--format", "parquet", "--output", output]
+            "--end-version", str(end), *output_args]
 
 
 def deltalake_cmd(table: Path, end: int, counts: bool) -> list[str]:
@@ -204,7 +206,10 @@ def main() -> int:
     ap.add_argument("--table", default=None, help="where the table goes (default bench/results/delta-cdf-<rows>)")
     ap.add_argument("--reuse", action="store_true", help="reuse the table (and its expectations) if present")
     ap.add_argument("--build-only", action="store_true", help="build the table and stop")
+    ap.add_argument("--lakesync-output", default="--format parquet --output /dev/null",
+                    help="output flags of the timed lakesync runs (the check run always writes Parquet)")
     args = ap.parse_args()
+    timed_output = shlex.split(args.lakesync_output)
 
     lakesync = Path(args.build_dir) / "lakesync"
     if not lakesync.exists() and not args.build_only:
@@ -234,7 +239,7 @@ def main() -> int:
                 want[kind] = want.get(kind, 0) + n
         tmp = RESULTS / f"delta-cdf-check-{os.getpid()}.parquet"
         try:
-            run_child(lakesync_cmd(lakesync, table, k, str(tmp)))
+            run_child(lakesync_cmd(lakesync, table, k, ["--format", "parquet", "--output", str(tmp)]))
             ours = json.loads(run_child([sys.executable, "-c", COUNT_PARQUET, str(tmp)])["stdout"])
         finally:
             tmp.unlink(missing_ok=True)
@@ -247,7 +252,7 @@ def main() -> int:
     samples: dict[str, dict[int, list]] = {"lakesync": {k: [] for k in sets}, "deltalake": {k: [] for k in sets}}
     for rnd in range(args.rounds):
         for k in sets:
-            s = run_child(lakesync_cmd(lakesync, table, k, "/dev/null"))
+            s = run_child(lakesync_cmd(lakesync, table, k, timed_output))
             s.pop("stdout")
             samples["lakesync"][k].append(s)
             d = run_child(deltalake_cmd(table, k, False))
