@@ -193,3 +193,20 @@ def pa_types_equal(a, b) -> bool:
     import pyarrow as pa
 
     return pa.types.is_timestamp(a) and a.tz in ("UTC", "+00:00", "Etc/UTC") and a.unit in ("us", "ns") and b.tz == "UTC"
+
+
+def test_scan_as_of_timestamp(history):
+    """`scan --delta --as-of T` reads the last version whose commit timestamp (delta.md 4.5) is at or
+    before T, judged by DuckDB at that version."""
+    path, seed, ops = history
+    latest = len(ops) - 1
+    ts = D.expected_commit_timestamps(path, 0, latest)
+    rng = random.Random(seed * 19)
+    for v in sorted({rng.randint(0, latest) for _ in range(3)}):
+        at = ts[v] if v == latest or ts[v + 1] - ts[v] < 2 else ts[v] + 1  # on or just after commit v
+        done = D.run_lakesync("scan", "--delta", path, "--as-of", D.ms_to_iso(at), "--format", "jsonl")
+        assert done.returncode == 0, done.stderr
+        names, types = _columns_types(path, v)
+        ours = D.rows_of_json(D._parse_jsonl(done.stdout), names, types)
+        D.assert_same_multiset(ours, D.rows_of_arrow(D.duckdb_snapshot(path, v), names, types),
+                               f"scan --as-of {D.ms_to_iso(at)} (version {v}) vs DuckDB")
