@@ -116,12 +116,13 @@ def test_end_version_beyond_latest(table):
 
 def test_start_timestamp_after_last_commit(table):
     last = D.expected_commit_timestamps(table, 0, 5)[5]
-    fails(*changes(table, last + 60_000, by="timestamp"), code=D.EXIT_INVALID, facts=[])
+    fails(*changes(table, last + 60_000, by="timestamp"), code=D.EXIT_INVALID, facts=[str(last + 60_000)])
 
 
 def test_end_timestamp_before_first_commit(table):
     first = D.expected_commit_timestamps(table, 0, 5)[0]
-    fails(*changes(table, first - 120_000, first - 60_000, by="timestamp"), code=D.EXIT_INVALID, facts=[])
+    fails(*changes(table, first - 120_000, first - 60_000, by="timestamp"), code=D.EXIT_INVALID,
+          facts=[str(first - 60_000)])
 
 
 def test_start_timestamp_after_end_timestamp(table):
@@ -153,7 +154,7 @@ def test_table_that_does_not_exist(tmp_path):
 
 
 def test_scan_version_beyond_latest(table):
-    fails("scan", "--delta", table, "--version", 17, "--format", "jsonl", code=None, facts=[17])
+    fails("scan", "--delta", table, "--version", 17, "--format", "jsonl", code=D.EXIT_INVALID, facts=[17])
 
 
 # ---------------------------------------------------------------------------------------------
