@@ -25,6 +25,7 @@ struct ChangesArgs {
   bool follow = false;            // Iceberg: keep polling for new snapshots
   double poll_interval_seconds = 60;
   std::vector<std::string> columns;  // metadata columns to append, in this order
+  bool count_only = false;           // drain the stream and print its row count (no encoding)
   OutputArgs out;
 };
 

@@ -31,6 +31,9 @@ void RegisterChangesCommand(Cli& cli) {
                   "_commit_timestamp; Iceberg: _change_type, _change_ordinal, _commit_snapshot_id, "
                   "_commit_snapshot_sequence_number, _commit_timestamp)")
       ->delimiter(',');
+  cmd->add_flag("--count", a->count_only,
+                "read the whole change stream and print only its row count (measures the source without "
+                "output encoding)");
   AddOutputOptions(*cmd, a->out);
   AddCatalogOption(*cmd, cli.global);
   cmd->callback([&cli, a] {
@@ -41,6 +44,17 @@ void RegisterChangesCommand(Cli& cli) {
         ARROW_ASSIGN_OR_RAISE(reader, OpenDeltaChanges(*a, cli.global));
       } else {
         ARROW_ASSIGN_OR_RAISE(reader, OpenIcebergChanges(*a, cli.global));
+      }
+      if (a->count_only) {
+        int64_t rows = 0;
+        std::shared_ptr<arrow::RecordBatch> batch;
+        while (true) {
+          ARROW_RETURN_NOT_OK(reader->ReadNext(&batch));
+          if (!batch) break;
+          rows += batch->num_rows();
+        }
+        Print(std::to_string(rows) + "\n");
+        return Status::OK();
       }
       return WriteRows(a->out, *reader).status();
     };
