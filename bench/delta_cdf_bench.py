@@ -24,7 +24,7 @@ One run:
      bench/results/delta_cdf_bench-<rows>-<time>.json.
 
     .venv/bin/python bench/delta_cdf_bench.py                         # full size (1M rows per commit)
-    .venv/bin/python bench/delta_cdf_bench.py --reuse --lakesync-output "--count"  # reader only
+    .venv/bin/python bench/delta_cdf_bench.py --reuse --lakesync-output=--count   # reader only
     .venv/bin/python bench/delta_cdf_bench.py --rows-per-commit 20000 --rounds 1   # smoke run
 
 Wall-clock numbers are only compared within one run; nothing here is a test.

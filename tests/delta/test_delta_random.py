@@ -210,3 +210,15 @@ def test_scan_as_of_timestamp(history):
         ours = D.rows_of_json(D._parse_jsonl(done.stdout), names, types)
         D.assert_same_multiset(ours, D.rows_of_arrow(D.duckdb_snapshot(path, v), names, types),
                                f"scan --as-of {D.ms_to_iso(at)} (version {v}) vs DuckDB")
+
+
+def test_count_equals_load_cdf_rows(history):
+    """`changes --count` (what the benchmark times) drains the same stream: its count equals the
+    number of rows load_cdf returns for the range."""
+    path, seed, ops = history
+    latest = len(ops) - 1
+    rng = random.Random(seed * 23)
+    for start in sorted({0, rng.randint(0, latest)}):
+        done = D.run_lakesync("changes", "--source", "delta", "--table", path, "--start-version", start, "--count")
+        assert done.returncode == 0, done.stderr
+        assert int(done.stdout.strip()) == D.deltalake_cdf(path, start, latest).num_rows
