@@ -13,15 +13,18 @@ One run:
      the generator wrote (the expected counts come from the generated data, not from a reader);
   3. times each reader in its own process, round-robin over --rounds rounds:
        lakesync   `lakesync changes --source delta --table T --start-version 1 --end-version k
-                  --format parquet --output /dev/null` (reads, decodes and re-encodes every row;
-                  wall time of the whole process, start-up included)
+                  --format parquet --output /dev/null` by default (reads, decodes and re-encodes
+                  every row; --lakesync-output picks other output flags); wall time of the whole
+                  process, start-up included
        deltalake  `DeltaTable(T).load_cdf(1, k).read_all()` to an Arrow table in a fresh Python
                   process (time of that call only; interpreter start-up and imports excluded)
-     and records each process's peak RSS and CPU time (os.wait4 rusage of that one child);
+     and records each process's peak RSS and CPU time (os.wait4 rusage of that one child; for
+     deltalake also the CPU time of the load_cdf call alone, all its threads);
   4. prints medians, ratios and peak memory per commit count, and writes everything to
      bench/results/delta_cdf_bench-<rows>-<time>.json.
 
     .venv/bin/python bench/delta_cdf_bench.py                         # full size (1M rows per commit)
+    .venv/bin/python bench/delta_cdf_bench.py --reuse --lakesync-output=--count   # reader only
     .venv/bin/python bench/delta_cdf_bench.py --rows-per-commit 20000 --rounds 1   # smoke run
 
 Wall-clock numbers are only compared within one run; nothing here is a test.
@@ -33,6 +36,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import sys
@@ -136,14 +140,17 @@ def run_child(cmd: list[str]) -> dict:
 
 
 DELTALAKE_CHILD = r"""
-import json, sys, time
+import json, resource, sys, time
 from deltalake import DeltaTable
 import pyarrow as pa, pyarrow.compute as pc
 path, start, end, counts = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
-t0 = time.perf_counter()
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)  # all threads of this process
+    return r.ru_utime + r.ru_stime
+c0, t0 = cpu(), time.perf_counter()
 table = pa.table(DeltaTable(path).load_cdf(starting_version=start, ending_version=end).read_all())
-elapsed = time.perf_counter() - t0
-out = {"read_s": elapsed, "rows": table.num_rows}
+elapsed, read_cpu = time.perf_counter() - t0, cpu() - c0
+out = {"read_s": elapsed, "read_cpu_s": read_cpu, "rows": table.num_rows}
 if counts:
     vc = pc.value_counts(table.column("_change_type")).to_pylist()
     out["kinds"] = {d["values"]: d["counts"] for d in vc}
@@ -159,9 +166,9 @@ print(json.dumps({"rows": t.num_rows, "kinds": {d["values"]: d["counts"] for d i
 """
 
 
-def lakesync_cmd(lakesync: Path, table: Path, end: int, output: str) -> list[str]:
+def lakesync_cmd(lakesync: Path, table: Path, end: int, output_args: list[str]) -> list[str]:
     return [str(lakesync), "changes", "--source", "delta", "--table", str(table), "--start-version", "1",
-            "--end-version", str(end), "--format", "parquet", "--output", output]
+            "--end-version", str(end), *output_args]
 
 
 def deltalake_cmd(table: Path, end: int, counts: bool) -> list[str]:
@@ -200,7 +207,10 @@ def main() -> int:
     ap.add_argument("--table", default=None, help="where the table goes (default bench/results/delta-cdf-<rows>)")
     ap.add_argument("--reuse", action="store_true", help="reuse the table (and its expectations) if present")
     ap.add_argument("--build-only", action="store_true", help="build the table and stop")
+    ap.add_argument("--lakesync-output", default="--format parquet --output /dev/null",
+                    help="output flags of the timed lakesync runs (the check run always writes Parquet)")
     args = ap.parse_args()
+    timed_output = shlex.split(args.lakesync_output)
 
     lakesync = Path(args.build_dir) / "lakesync"
     if not lakesync.exists() and not args.build_only:
@@ -230,7 +240,7 @@ def main() -> int:
                 want[kind] = want.get(kind, 0) + n
         tmp = RESULTS / f"delta-cdf-check-{os.getpid()}.parquet"
         try:
-            run_child(lakesync_cmd(lakesync, table, k, str(tmp)))
+            run_child(lakesync_cmd(lakesync, table, k, ["--format", "parquet", "--output", str(tmp)]))
             ours = json.loads(run_child([sys.executable, "-c", COUNT_PARQUET, str(tmp)])["stdout"])
         finally:
             tmp.unlink(missing_ok=True)
@@ -243,12 +253,12 @@ def main() -> int:
     samples: dict[str, dict[int, list]] = {"lakesync": {k: [] for k in sets}, "deltalake": {k: [] for k in sets}}
     for rnd in range(args.rounds):
         for k in sets:
-            s = run_child(lakesync_cmd(lakesync, table, k, "/dev/null"))
+            s = run_child(lakesync_cmd(lakesync, table, k, timed_output))
             s.pop("stdout")
             samples["lakesync"][k].append(s)
             d = run_child(deltalake_cmd(table, k, False))
             info = json.loads(d.pop("stdout"))
-            d["read_s"] = info["read_s"]
+            d["read_s"], d["read_cpu_s"] = info["read_s"], info["read_cpu_s"]
             samples["deltalake"][k].append(d)
             print(f"  round {rnd + 1} [1, {k}]: lakesync {s['wall_s']:.2f} s / {s['peak_rss_mib']:.0f} MiB, "
                   f"load_cdf {d['read_s']:.2f} s (process {d['wall_s']:.2f} s) / {d['peak_rss_mib']:.0f} MiB",
@@ -264,15 +274,18 @@ def main() -> int:
                "lakesync_wall_s": med(ls, "wall_s"), "lakesync_cpu_s": med(ls, "cpu_s"),
                "lakesync_peak_rss_mib": max(x["peak_rss_mib"] for x in ls),
                "deltalake_read_s": med(dl, "read_s"), "deltalake_process_wall_s": med(dl, "wall_s"),
-               "deltalake_cpu_s": med(dl, "cpu_s"), "deltalake_peak_rss_mib": max(x["peak_rss_mib"] for x in dl)}
+               "deltalake_cpu_s": med(dl, "cpu_s"), "deltalake_read_cpu_s": med(dl, "read_cpu_s"),
+               "deltalake_peak_rss_mib": max(x["peak_rss_mib"] for x in dl)}
         row["speedup_vs_load_cdf"] = row["deltalake_read_s"] / row["lakesync_wall_s"]
+        row["cpu_ratio_vs_load_cdf"] = row["deltalake_read_cpu_s"] / row["lakesync_cpu_s"]
         summary.append(row)
 
-    print(f"\n{'commits':>7} {'rows':>12} {'lakesync s':>11} {'load_cdf s':>11} {'speed-up':>8} "
-          f"{'ls RSS MiB':>10} {'dl RSS MiB':>10}")
+    print(f"\n{'commits':>7} {'rows':>12} {'ls wall/cpu s':>14} {'load_cdf wall/cpu s':>20} {'wall x':>6} "
+          f"{'cpu x':>6} {'ls RSS MiB':>10} {'dl RSS MiB':>10}")
     for r in summary:
-        print(f"{r['commits']:>7} {r['change_rows']:>12,} {r['lakesync_wall_s']:>11.2f} {r['deltalake_read_s']:>11.2f} "
-              f"{r['speedup_vs_load_cdf']:>7.1f}x {r['lakesync_peak_rss_mib']:>10.0f} {r['deltalake_peak_rss_mib']:>10.0f}")
+        print(f"{r['commits']:>7} {r['change_rows']:>12,} {r['lakesync_wall_s']:>6.2f}/{r['lakesync_cpu_s']:<7.2f} "
+              f"{r['deltalake_read_s']:>11.2f}/{r['deltalake_read_cpu_s']:<8.2f} {r['speedup_vs_load_cdf']:>5.2f}x "
+              f"{r['cpu_ratio_vs_load_cdf']:>5.2f}x {r['lakesync_peak_rss_mib']:>10.0f} {r['deltalake_peak_rss_mib']:>10.0f}")
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = RESULTS / f"delta_cdf_bench-{args.rows_per_commit}-{stamp}.json"

@@ -35,14 +35,14 @@ def ict_table(tmp_path_factory):
     return path, icts
 
 
-def test_commit_timestamps_follow_ict_after_enablement(ict_table):
+def test_commit_timestamps_follow_ict_after_enablement(ict_table, chdb_cdf):
     path, icts = ict_table
     latest = max(icts)
     schema = D.delta_schema(path)
     columns = schema.names + D.META_COLUMNS
     types = {f.name: f.type for f in schema} | D.META_TYPES
     ours = D.rows_of_json(D.lakesync_changes(path, 0, latest), columns, types)
-    ch = D.rows_of_arrow(D.chdb_cdf(path, 0, latest), columns, types)
+    ch = D.rows_of_arrow(chdb_cdf(path, 0, latest), columns, types)
     dl = D.rows_of_arrow(D.deltalake_cdf(path, 0, latest), columns, types)
     D.assert_same_multiset(D.without(ours, columns, "_commit_timestamp"), D.without(dl, columns, "_commit_timestamp"),
                            "rows vs deltalake")

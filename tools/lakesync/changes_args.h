@@ -26,6 +26,7 @@ struct ChangesArgs {
   double poll_interval_seconds = 60;
   std::vector<std::string> columns;  // metadata columns to append, in this order
   std::string position_file;         // Iceberg: resume after / record the last snapshot written
+  bool count_only = false;           // Delta: drain the stream and print its row count (no encoding)
   OutputArgs out;
 };
 

@@ -34,14 +34,34 @@ void RegisterChangesCommand(Cli& cli) {
   cmd->add_option("--position-file", a->position_file,
                   "Iceberg: resume after the snapshot recorded in this file, and record each snapshot once its "
                   "rows are written (\"<sequence number>:<snapshot id>\")");
+  cmd->add_flag("--count", a->count_only,
+                "Delta: read the whole change stream and print only its row count (measures the source without "
+                "output encoding)");
   AddOutputOptions(*cmd, a->out);
   AddCatalogOption(*cmd, cli.global);
   cmd->callback([&cli, a] {
     cli.action = [&cli, a]() -> Status {
       ARROW_RETURN_NOT_OK(OutputFormat(a->out).status());
-      if (a->source == "iceberg") return RunIcebergChanges(*a, cli.global);
+      if (a->source == "iceberg") {
+        if (a->count_only) return InvalidArgument("--count applies to --source delta");
+        return RunIcebergChanges(*a, cli.global);
+      }
+      if (!a->position_file.empty()) {
+        return InvalidArgument("--position-file applies to --source iceberg; a Delta range is given by versions");
+      }
       std::shared_ptr<arrow::RecordBatchReader> reader;
       ARROW_ASSIGN_OR_RAISE(reader, OpenDeltaChanges(*a, cli.global));
+      if (a->count_only) {
+        int64_t rows = 0;
+        std::shared_ptr<arrow::RecordBatch> batch;
+        while (true) {
+          ARROW_RETURN_NOT_OK(reader->ReadNext(&batch));
+          if (!batch) break;
+          rows += batch->num_rows();
+        }
+        Print(std::to_string(rows) + "\n");
+        return Status::OK();
+      }
       return WriteRows(a->out, *reader).status();
     };
   });

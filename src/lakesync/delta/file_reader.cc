@@ -291,6 +291,29 @@ Result<std::shared_ptr<arrow::Schema>> OutputSchema(const TableSchema& schema, c
 
 Result<std::shared_ptr<arrow::RecordBatchReader>> MakeTaskReader(std::shared_ptr<io::FileIO> io, TableSchema schema,
                                                                  std::vector<ReadTask> tasks, StreamOptions options) {
+  if (!options.select.empty()) {
+    // Read only the selected columns: project the schema, then output it whole.
+    ARROW_ASSIGN_OR_RAISE(auto sel, SelectedColumns(schema, options));
+    TableSchema projected;
+    projected.mode = schema.mode;
+    projected.fingerprint = schema.fingerprint;
+    arrow::FieldVector fields;
+    std::vector<iceberg::NestedField> read;
+    for (int i : sel) {
+      fields.push_back(schema.output->field(i));
+      projected.physical_names.push_back(schema.physical_names[i]);
+      if (schema.read_index[i] < 0) {
+        projected.read_index.push_back(-1);
+      } else {
+        projected.read_index.push_back(static_cast<int>(read.size()));
+        read.push_back(schema.read_schema->fields()[schema.read_index[i]]);
+      }
+    }
+    projected.output = arrow::schema(fields);
+    projected.read_schema = std::make_shared<iceberg::Schema>(0, std::move(read));
+    schema = std::move(projected);
+    options.select.clear();
+  }
   ARROW_ASSIGN_OR_RAISE(auto sel, SelectedColumns(schema, options));
   ARROW_ASSIGN_OR_RAISE(auto out_schema, OutputSchema(schema, options));
   return std::make_shared<TaskReader>(std::move(io), std::move(schema), std::move(tasks), std::move(options),
