@@ -196,69 +196,67 @@ class RowHasher {
   std::vector<int> columns_;
 };
 
-// An open-addressing hash map keyed by Hash128 (already uniformly distributed): one probe sequence,
-// no per-entry allocation. Entries are never erased.
+// An open-addressing hash map keyed by Hash128 (already uniformly distributed): linear probing over
+// one array of slots, so a lookup costs one cache miss; no per-entry allocation, never erased. The
+// all-zero key marks an empty slot, so a zero hash is stored with its low bit set (a 2^-128 event
+// that only merges it with one other value).
 template <typename V>
 class FlatMap {
  public:
-  V& operator[](const Hash128& key) {
-    if ((size_ + 1) * 10 > capacity() * 7) Grow();
+  V& operator[](Hash128 key) {
+    Normalise(key);
+    if ((size_ + 1) * 10 > slots_.size() * 7) Grow();
     size_t i = static_cast<size_t>(key.a) & mask_;
-    while (used_[i]) {
-      if (keys_[i] == key) return values_[i];
+    while (!Empty(slots_[i])) {
+      if (slots_[i].key == key) return slots_[i].value;
       i = (i + 1) & mask_;
     }
-    used_[i] = 1;
-    keys_[i] = key;
-    values_[i] = V{};
+    slots_[i].key = key;
     ++size_;
-    return values_[i];
+    return slots_[i].value;
   }
-  V* Find(const Hash128& key) {
+  V* Find(Hash128 key) {
     if (size_ == 0) return nullptr;
+    Normalise(key);
     size_t i = static_cast<size_t>(key.a) & mask_;
-    while (used_[i]) {
-      if (keys_[i] == key) return &values_[i];
+    while (!Empty(slots_[i])) {
+      if (slots_[i].key == key) return &slots_[i].value;
       i = (i + 1) & mask_;
     }
     return nullptr;
   }
   template <typename F>
   void ForEach(F&& f) {
-    for (size_t i = 0; i < used_.size(); ++i) {
-      if (used_[i]) f(keys_[i], values_[i]);
+    for (auto& slot : slots_) {
+      if (!Empty(slot)) f(slot.key, slot.value);
     }
   }
   size_t size() const { return size_; }
-  void Clear() {
-    *this = FlatMap();
-  }
+  void Clear() { *this = FlatMap(); }
 
  private:
-  size_t capacity() const { return used_.size(); }
+  struct Slot {
+    Hash128 key;
+    V value{};
+  };
+  static bool Empty(const Slot& s) { return s.key.a == 0 && s.key.b == 0; }
+  static void Normalise(Hash128& key) {
+    if (key.a == 0 && key.b == 0) key.b = 1;
+  }
   void Grow() {
-    const size_t next = std::max<size_t>(1024, capacity() * 2);
-    std::vector<uint8_t> used(next, 0);
-    std::vector<Hash128> keys(next);
-    std::vector<V> values(next);
-    const size_t mask = next - 1;
-    for (size_t i = 0; i < used_.size(); ++i) {
-      if (!used_[i]) continue;
-      size_t j = static_cast<size_t>(keys_[i].a) & mask;
-      while (used[j]) j = (j + 1) & mask;
-      used[j] = 1;
-      keys[j] = keys_[i];
-      values[j] = values_[i];
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.resize(std::max<size_t>(1024, old.size() * 2));
+    mask_ = slots_.size() - 1;
+    for (auto& slot : old) {
+      if (Empty(slot)) continue;
+      size_t j = static_cast<size_t>(slot.key.a) & mask_;
+      while (!Empty(slots_[j])) j = (j + 1) & mask_;
+      slots_[j] = slot;
     }
-    used_.swap(used);
-    keys_.swap(keys);
-    values_.swap(values);
-    mask_ = mask;
   }
 
-  std::vector<uint8_t> used_;
-  std::vector<Hash128> keys_;
-  std::vector<V> values_;
+  std::vector<Slot> slots_;
   size_t mask_ = 0;
   size_t size_ = 0;
 };
@@ -267,6 +265,8 @@ struct SidedBatch {
   std::shared_ptr<arrow::RecordBatch> batch;  // in the read schema
   std::vector<uint8_t> side;                  // Side per row
   int64_t changed = 0;
+  // Kept by pass one with its rows, so that pass two need not hash them again.
+  std::vector<Hash128> row_hashes, key_hashes;
 };
 
 // Reads one data file with the deletes of both states applied and tells, per row, which side of
@@ -496,33 +496,38 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   // read the files again; beyond it they are dropped and the files are read a second time.
   static constexpr int64_t kCacheBudgetBytes = 256LL << 20;
 
-  Status Keep(const SidedBatch& sided) {
-    if (cache_overflow_) return Status::OK();
-    SidedBatch kept;
-    if (sided.changed == sided.batch->num_rows()) {
-      kept = sided;
-    } else {
-      arrow::Int64Builder indices;
-      ARROW_RETURN_NOT_OK(indices.Reserve(sided.changed));
-      for (int64_t i = 0; i < sided.batch->num_rows(); ++i) {
-        const uint8_t side = sided.side[static_cast<size_t>(i)];
-        if (side == kNone) continue;
-        indices.UnsafeAppend(i);
-        kept.side.push_back(side);
-      }
-      ARROW_ASSIGN_OR_RAISE(auto index_array, indices.Finish());
-      ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(sided.batch, index_array));
-      kept.batch = taken.record_batch();
-      kept.changed = sided.changed;
+  // The changed rows of a batch, in order.
+  static Result<SidedBatch> Compact(const SidedBatch& sided) {
+    if (sided.changed == sided.batch->num_rows()) return sided;
+    SidedBatch out;
+    arrow::Int64Builder indices;
+    ARROW_RETURN_NOT_OK(indices.Reserve(sided.changed));
+    out.side.reserve(static_cast<size_t>(sided.changed));
+    for (int64_t i = 0; i < sided.batch->num_rows(); ++i) {
+      const uint8_t side = sided.side[static_cast<size_t>(i)];
+      if (side == kNone) continue;
+      indices.UnsafeAppend(i);
+      out.side.push_back(side);
     }
-    for (const auto& column : kept.batch->columns()) cache_bytes_ += arrow::util::TotalBufferSize(*column->data());
+    ARROW_ASSIGN_OR_RAISE(auto index_array, indices.Finish());
+    ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(sided.batch, index_array));
+    out.batch = taken.record_batch();
+    out.changed = sided.changed;
+    return out;
+  }
+
+  void Keep(SidedBatch&& compact) {
+    if (cache_overflow_) return;
+    for (const auto& column : compact.batch->columns()) {
+      cache_bytes_ += arrow::util::TotalBufferSize(*column->data());
+    }
+    cache_bytes_ += static_cast<int64_t>((compact.row_hashes.size() + compact.key_hashes.size()) * sizeof(Hash128));
     if (cache_bytes_ > kCacheBudgetBytes) {
       cache_overflow_ = true;
       cache_.clear();
-      return Status::OK();
+      return;
     }
-    cache_.push_back(std::move(kept));
-    return Status::OK();
+    cache_.push_back(std::move(compact));
   }
 
   static std::vector<int> AllColumns(const ChangelogSource::Shared& shared) {
@@ -543,21 +548,21 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
       while (true) {
         LS_ASSIGN_OR_RAISE_CTX(auto next, cursor->Next(), "reading data file {}", change.file->file_path);
         if (!next) break;
-        const auto& batch = *next->batch;
-        ARROW_RETURN_NOT_OK(row_hasher_.HashRows(batch, row_hashes_));
-        if (has_keys()) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(batch, key_hashes_));
+        // Only the changed rows matter: hash those (a DV change reads a whole file for a few rows).
+        ARROW_ASSIGN_OR_RAISE(SidedBatch compact, Compact(*next));
+        const auto& batch = *compact.batch;
+        ARROW_RETURN_NOT_OK(row_hasher_.HashRows(batch, compact.row_hashes));
+        if (has_keys()) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(batch, compact.key_hashes));
         for (int64_t i = 0; i < batch.num_rows(); ++i) {
-          const uint8_t side = next->side[static_cast<size_t>(i)];
-          if (side == kNone) continue;
-          RowCount& count = rows_[row_hashes_[i]];
-          if (side == kDelete) {
+          RowCount& count = rows_[compact.row_hashes[i]];
+          if (compact.side[static_cast<size_t>(i)] == kDelete) {
             ++count.deletes;
           } else {
             ++count.inserts;
           }
-          if (has_keys()) count.key = key_hashes_[i];
+          if (has_keys()) count.key = compact.key_hashes[i];
         }
-        ARROW_RETURN_NOT_OK(Keep(*next));
+        Keep(std::move(compact));
       }
     }
     cache_complete_ = !cache_overflow_;
@@ -591,7 +596,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
     *skip = false;
     const bool is_delete = side == kDelete;
     if (!netting_) return is_delete ? ChangeKind::kDelete : ChangeKind::kInsert;
-    if (RowCount* count = rows_.Find(row_hashes_[row])) {
+    if (RowCount* count = rows_.Find(row_hash_at_[row])) {
       int32_t& left = is_delete ? count->deletes : count->inserts;
       if (left > 0) {
         --left;
@@ -600,7 +605,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
       }
     }
     if (pair_keys_) {
-      if (KeyCount* key = keys_.Find(key_hashes_[row])) {
+      if (KeyCount* key = keys_.Find(key_hash_at_[row])) {
         int32_t& left = is_delete ? key->deletes : key->inserts;
         if (left > 0) {
           --left;
@@ -617,8 +622,15 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
     arrow::StringBuilder kinds;
     ARROW_RETURN_NOT_OK(indices.Reserve(sided.changed));
     if (netting_) {
-      ARROW_RETURN_NOT_OK(row_hasher_.HashRows(batch, row_hashes_));
-      if (pair_keys_) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(batch, key_hashes_));
+      if (!sided.row_hashes.empty()) {
+        row_hash_at_ = sided.row_hashes.data();
+        key_hash_at_ = sided.key_hashes.data();
+      } else {
+        ARROW_RETURN_NOT_OK(row_hasher_.HashRows(batch, row_hashes_));
+        if (pair_keys_) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(batch, key_hashes_));
+        row_hash_at_ = row_hashes_.data();
+        key_hash_at_ = key_hashes_.data();
+      }
     }
     for (int64_t i = 0; i < batch.num_rows(); ++i) {
       const uint8_t side = sided.side[static_cast<size_t>(i)];
@@ -687,6 +699,8 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   FlatMap<KeyCount> keys_;
   bool pair_keys_ = false;                      // some key pairs into an update
   std::vector<Hash128> row_hashes_, key_hashes_;  // of the batch at hand
+  const Hash128* row_hash_at_ = nullptr;          // the hashes Emit looks up: kept by pass one or fresh
+  const Hash128* key_hash_at_ = nullptr;
   bool counted_ = false, finished_ = false;
   std::vector<SidedBatch> cache_;  // pass one's changed rows, while they fit kCacheBudgetBytes
   int64_t cache_bytes_ = 0;
