@@ -26,8 +26,10 @@ void RegisterChangesCommand(Cli& cli) {
                   "snapshot, inclusive)")
       ->check(CLI::IsMember({"earliest", "latest"}));
   cmd->add_flag("--follow", a->follow, "Iceberg: keep polling for new snapshots until interrupted");
-  cmd->add_option("--poll-interval", a->poll_interval_seconds, "seconds between polls with --follow (default 60)")
-      ->check(CLI::Range(1.0, 86400.0));
+  auto* poll = cmd->add_option("--poll-interval", a->poll_interval_seconds,
+                               "seconds between polls with --follow (default 60)")
+                    ->check(CLI::Range(1.0, 86400.0));
+  poll->needs(cmd->get_option("--follow"));
   cmd->add_option("--columns", a->columns,
                   "metadata columns to append, in this order (Delta: _change_type, _commit_version, "
                   "_commit_timestamp; Iceberg: _change_type, _change_ordinal, _commit_snapshot_id, "
