@@ -233,7 +233,7 @@ def test_range_and_flag_errors(tmp_path):
     assert code == O.EXIT_INVALID and "--starting-strategy" in err
     code, err = cli.fail(*base, "--poll-interval", 5)
     assert code == O.EXIT_INVALID and "--follow" in err
-    code, err = cli.fail(*base, "--follow", "--format", "csv")
+    code, err = cli.fail("changes", "--source", "iceberg", "--table", name, "--follow", "--format", "csv")
     assert code == O.EXIT_INVALID and "jsonl" in err
     code, err = cli.fail(*base, "--start-timestamp", "yesterday")
     assert code == O.EXIT_INVALID and "yesterday" in err
