@@ -191,10 +191,10 @@ def test_pyiceberg_appends_deletes_overwrites_upserts(tmp_path, with_key):
     cow = got[lineage(metadata)[2]["snapshot-id"]]
     assert sum(cow.values()) == 20 and {k[0] for k in cow} == {"DELETE"}
 
-    # Bounds: start exclusive (Spark), end inclusive, by id and by time.
+    # Bounds: start and end inclusive (Beam's meaning), by id and by time.
     snaps = lineage(metadata)
     s1, s2, s3 = (s["snapshot-id"] for s in snaps[1:4])
-    part = by_snapshot(changes(cli, name, "--start-snapshot-id", s1, "--end-snapshot-id", s3), cols)
+    part = by_snapshot(changes(cli, name, "--start-snapshot-id", s2, "--end-snapshot-id", s3), cols)
     assert set(part) == {s2, s3} & set(want)
     for sid in part:
         assert part[sid] == want[sid]
@@ -218,11 +218,12 @@ def test_range_and_flag_errors(tmp_path):
     catalog, tbl, schema = pyiceberg_table(cli, name, True)
     tbl.append(pa.Table.from_pylist([{"id": 1, "v": "a"}], schema))
     tbl.append(pa.Table.from_pylist([{"id": 2, "v": "a"}], schema))
-    first, second = (s["snapshot-id"] for s in lineage(cli.metadata(name)))
+    tbl.append(pa.Table.from_pylist([{"id": 3, "v": "a"}], schema))
+    first, second, third = (s["snapshot-id"] for s in lineage(cli.metadata(name)))
     base = ["changes", "--source", "iceberg", "--table", name, "--format", "jsonl"]
     code, err = cli.fail(*base, "--start-snapshot-id", 42)
     assert code == O.EXIT_NOT_FOUND and "42" in err
-    code, err = cli.fail(*base, "--start-snapshot-id", second, "--end-snapshot-id", first)
+    code, err = cli.fail(*base, "--start-snapshot-id", third, "--end-snapshot-id", second)
     assert code == O.EXIT_INVALID and "not an ancestor" in err
     code, err = cli.fail(*base, "--start-version", 1)
     assert code == O.EXIT_INVALID and "--start-version" in err
@@ -230,6 +231,10 @@ def test_range_and_flag_errors(tmp_path):
     assert code == O.EXIT_INVALID and "_commit_version" in err
     code, err = cli.fail(*base, "--starting-strategy", "latest", "--start-snapshot-id", first)
     assert code == O.EXIT_INVALID and "--starting-strategy" in err
+    code, err = cli.fail(*base, "--poll-interval", 5)
+    assert code == O.EXIT_INVALID and "--follow" in err
+    code, err = cli.fail("changes", "--source", "iceberg", "--table", name, "--follow", "--format", "csv")
+    assert code == O.EXIT_INVALID and "jsonl" in err
     code, err = cli.fail(*base, "--start-timestamp", "yesterday")
     assert code == O.EXIT_INVALID and "yesterday" in err
     code, err = cli.fail("changes", "--source", "iceberg", "--table", "ns.nope")
@@ -247,8 +252,10 @@ def test_range_and_flag_errors(tmp_path):
         pytest.skip("this pyiceberg cannot expire snapshots")
     code, err = cli.fail(*base)
     assert code == O.EXIT_INVALID and "expired" in err
-    # Starting after the oldest retained snapshot works.
-    assert [r["id"] for r in changes(cli, name, "--start-snapshot-id", second)] == []
+    code, err = cli.fail(*base, "--start-snapshot-id", second)  # inclusive: needs the expired parent
+    assert code == O.EXIT_INVALID and "expired" in err
+    # Starting at the child of the oldest retained snapshot works.
+    assert [r["id"] for r in changes(cli, name, "--start-snapshot-id", third)] == [3]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,14 +18,18 @@ void RegisterChangesCommand(Cli& cli) {
                   "first commit at or after this time (ISO-8601 or epoch milliseconds)");
   cmd->add_option("--end-timestamp", a->end_timestamp, "last commit at or before this time");
   cmd->add_option("--start-snapshot-id", a->start_snapshot_id,
-                  "Iceberg: changes after this snapshot (exclusive), as Spark's changelog reads it");
+                  "Iceberg: first snapshot to read (inclusive, as Beam's from_snapshot; Spark's "
+                  "start-snapshot-id is exclusive)");
   cmd->add_option("--end-snapshot-id", a->end_snapshot_id, "Iceberg: last snapshot to read (inclusive)");
   cmd->add_option("--starting-strategy", a->starting_strategy,
-                  "Iceberg without a start bound: earliest (whole history) or latest (only new snapshots)")
+                  "Iceberg without a start bound: earliest (whole history) or latest (from the current "
+                  "snapshot, inclusive)")
       ->check(CLI::IsMember({"earliest", "latest"}));
   cmd->add_flag("--follow", a->follow, "Iceberg: keep polling for new snapshots until interrupted");
-  cmd->add_option("--poll-interval", a->poll_interval_seconds, "seconds between polls with --follow (default 60)")
-      ->check(CLI::Range(1.0, 86400.0));
+  auto* poll = cmd->add_option("--poll-interval", a->poll_interval_seconds,
+                               "seconds between polls with --follow (default 60)")
+                    ->check(CLI::Range(1.0, 86400.0));
+  poll->needs(cmd->get_option("--follow"));
   cmd->add_option("--columns", a->columns,
                   "metadata columns to append, in this order (Delta: _change_type, _commit_version, "
                   "_commit_timestamp; Iceberg: _change_type, _change_ordinal, _commit_snapshot_id, "

@@ -1,6 +1,7 @@
 // lakesync changes --source iceberg: an Iceberg table's changelog (src/lakesync/iceberg/changelog).
-// CLI bounds follow Spark's changelog: --start-snapshot-id is exclusive, --end-snapshot-id inclusive;
-// timestamps are inclusive on both ends. See docs/changelog.md.
+// Bounds have Beam's meaning (shared/specs/beam-compat.md section 2), as in job configurations:
+// --start-snapshot-id and --end-snapshot-id are inclusive (Spark's start-snapshot-id is exclusive),
+// timestamps too, and `latest` starts at the current snapshot. See docs/changelog.md.
 #include <arrow/record_batch.h>
 #include <fmt/format.h>
 
@@ -100,7 +101,7 @@ Result<std::unique_ptr<changelog::ChangelogSource>> OpenSource(const ChangesArgs
   }
   changelog::ChangelogOptions o;
   o.start_snapshot_id = a.start_snapshot_id;
-  o.start_inclusive = false;  // Spark's start-snapshot-id; `latest` = only snapshots after the current one
+  o.start_inclusive = true;  // Beam's from_snapshot; `latest` includes the current snapshot
   o.end_snapshot_id = a.end_snapshot_id;
   if (!a.start_timestamp.empty()) {
     ARROW_ASSIGN_OR_RAISE(o.start_timestamp_ms, ParseTimestampFlag("--start-timestamp", a.start_timestamp));

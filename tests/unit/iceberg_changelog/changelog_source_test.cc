@@ -109,7 +109,11 @@ class ChangelogSourceTest : public ::testing::TestWithParam<int> {
 
   std::multiset<Change> ReadChanges(const std::shared_ptr<table::Table>& t, ChangelogOptions o = {}) {
     auto source = ValueOrFail(ChangelogSource::Make(t, o));
-    auto reader = ValueOrFail(source->ReadAll());
+    return ReadSource(*source);
+  }
+
+  std::multiset<Change> ReadSource(ChangelogSource& source) {
+    auto reader = ValueOrFail(source.ReadAll());
     std::multiset<Change> out;
     const auto& schema = *reader->schema();
     const int kind = schema.GetFieldIndex(kChangeTypeColumn), ordinal = schema.GetFieldIndex(kChangeOrdinalColumn);
@@ -237,6 +241,31 @@ TEST_P(ChangelogSourceTest, RangeErrors) {
   r = ChangelogSource::Make(t, bad_column);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().ToString().find("nope"), std::string::npos);
+}
+
+TEST_P(ChangelogSourceTest, OpensFromAJobConfiguration) {
+  auto t = CreateTable(/*with_key=*/true, GetParam());
+  const int64_t s1 = Append(t, {{1, "a"}});
+  Append(t, {{2, "b"}});
+  auto config = ValueOrFail(ParseChangelogConfigText(fmt::format(R"(
+table: ns.t
+catalog_name: t
+catalog_properties: {{type: sql, uri: "sqlite:///{}", warehouse: "file://{}"}}
+from_snapshot: {}
+include_metadata_columns: [_change_type, _change_ordinal]
+)", (dir_ / "c.db").string(), (dir_ / "wh").string(), s1), "job.yaml"));
+  auto source = ValueOrFail(OpenChangelogSource(config));
+  EXPECT_EQ(source->schema()->num_fields(), 4);
+  // from_snapshot is inclusive (Beam).
+  EXPECT_EQ(ReadSource(*source), (std::multiset<Change>{{0, "INSERT", 1, "a"}, {1, "INSERT", 2, "b"}}));
+  EXPECT_EQ(source->position(), t->metadata()->CurrentSnapshot()->sequence_number);
+  // Resuming after the first snapshot's sequence number reads only the second.
+  auto resumed = ValueOrFail(OpenChangelogSource(config, t->metadata()->SnapshotById(s1)->sequence_number));
+  EXPECT_EQ(ReadSource(*resumed), (std::multiset<Change>{{0, "INSERT", 2, "b"}}));
+  config.table = "ns.missing";
+  auto missing = OpenChangelogSource(config);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(KindOf(missing.status()), ErrorKind::kNotFound);
 }
 
 INSTANTIATE_TEST_SUITE_P(FormatVersions, ChangelogSourceTest, ::testing::Values(2, 3));

@@ -119,6 +119,24 @@ ChangelogOptions OptionsFromConfig(const ChangelogConfig& config) {
   return o;
 }
 
+Result<std::unique_ptr<ChangelogSource>> OpenChangelogSource(const ChangelogConfig& config,
+                                                             std::optional<int64_t> after_sequence_number) {
+  catalog::CatalogConfig catalog_config;
+  if (auto given = config.catalog()) {
+    catalog_config = *given;
+  } else {
+    ARROW_ASSIGN_OR_RAISE(catalog_config, catalog::DefaultCatalogConfig());
+  }
+  ARROW_ASSIGN_OR_RAISE(auto catalog, catalog::LoadCatalog(catalog_config));
+  ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(config.table));
+  LS_ASSIGN_OR_RAISE_CTX(auto table, table::Table::Load(catalog, id), "opening the changelog source {}", config.table);
+  ChangelogOptions options = OptionsFromConfig(config);
+  options.after_sequence_number = after_sequence_number;
+  LS_ASSIGN_OR_RAISE_CTX(auto source, ChangelogSource::Make(table, std::move(options)),
+                         "opening the changelog source {}", config.table);
+  return source;
+}
+
 Result<std::shared_ptr<const PlanMap>> ChangelogSource::Shared::PlanOf(const iceberg::SnapshotPtr& snapshot) {
   if (!snapshot) return std::make_shared<const PlanMap>();
   {
@@ -317,8 +335,8 @@ Result<std::vector<PendingSnapshot>> ChangelogSource::Pending() {
   // expired cannot be computed.
   if (!lineage.empty() && lineage.front()->parent_snapshot_id && lineage.front()->sequence_number > after) {
     return InvalidArgument(
-        "table {}: the changelog range includes snapshot {}, whose parent {} has expired; start after it "
-        "(e.g. start snapshot {} exclusive) or from a later snapshot",
+        "table {}: the changelog range includes snapshot {}, whose parent {} has expired; start at a later "
+        "snapshot (a child of {})",
         table_->name(), lineage.front()->snapshot_id, *lineage.front()->parent_snapshot_id,
         lineage.front()->snapshot_id);
   }
@@ -332,8 +350,7 @@ Result<std::vector<PendingSnapshot>> ChangelogSource::Pending() {
       if (task.data_sequence_number > 0 && task.data_sequence_number < root->sequence_number) {
         return InvalidArgument(
             "table {}: the changelog range includes snapshot {}, whose parent has expired (it has no parent "
-            "but holds {}, committed at sequence number {}); start after it (e.g. start snapshot {} "
-            "exclusive) or from a later snapshot",
+            "but holds {}, committed at sequence number {}); start at a later snapshot (a child of {})",
             table_->name(), root->snapshot_id, path, task.data_sequence_number, root->snapshot_id);
       }
     }

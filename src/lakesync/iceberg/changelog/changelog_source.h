@@ -104,7 +104,6 @@ class ChangelogSource {
   Result<std::shared_ptr<arrow::RecordBatchReader>> Follow(std::chrono::milliseconds poll_interval,
                                                            std::function<bool()> stop = {});
 
-  struct Plan;
   struct Shared;
 
  private:
@@ -122,5 +121,12 @@ class ChangelogSource {
   int32_t next_ordinal_ = 0;
   bool reached_end_ = false;
 };
+
+// Opens the catalog the configuration names (or the embedded default catalog when it names none),
+// loads the table and makes the source; `after_sequence_number` resumes after a committed position
+// (the ordinal of the sink's lakesync.source-position.<sink_id>). Errors: those of the catalog, of
+// Table::Load (kNotFound) and of ChangelogSource::Make, with the table named.
+Result<std::unique_ptr<ChangelogSource>> OpenChangelogSource(const ChangelogConfig& config,
+                                                             std::optional<int64_t> after_sequence_number = {});
 
 }  // namespace lakesync::changelog

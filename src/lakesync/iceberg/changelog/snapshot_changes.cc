@@ -16,7 +16,9 @@
 
 #include <algorithm>
 #include <set>
-#include <unordered_map>
+#include <cmath>
+#include <cstring>
+#include <limits>
 
 #include "lakesync/change/change_kind.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
@@ -36,9 +38,6 @@ enum Side : uint8_t { kNone = 0, kDelete = 1, kInsert = 2 };
 struct Hash128 {
   uint64_t a = 0, b = 0;
   bool operator==(const Hash128& o) const { return a == o.a && b == o.b; }
-};
-struct Hash128Hasher {
-  size_t operator()(const Hash128& h) const { return static_cast<size_t>(h.a ^ (h.b * 0x9E3779B97F4A7C15ULL)); }
 };
 
 // What may have changed for one data file between the parent's plan and the snapshot's.
@@ -91,41 +90,183 @@ std::shared_ptr<arrow::ArrayData> Retype(const std::shared_ptr<arrow::ArrayData>
   return out;
 }
 
-// Row values encoded for hashing: primitive columns as the equality-delete key encoding, nested ones
-// by their text form (rare in keys and carry-overs, and only their equality matters).
+uint64_t Mix64(uint64_t x) {  // splitmix64's finaliser
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ULL;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBULL;
+  x ^= x >> 31;
+  return x;
+}
+
+// 128-bit hashes of rows, computed column by column over a whole batch: each value is hashed into
+// two independently seeded 64-bit lanes and folded into the row's lanes in column order. Values are
+// taken by their bits (floating-point NaNs canonicalised); nested values by their text form (rare in
+// keys, and only equality matters).
 class RowHasher {
  public:
   explicit RowHasher(std::vector<int> columns) : columns_(std::move(columns)) {}
-  Result<Hash128> Hash(const arrow::RecordBatch& batch, int64_t row) {
-    buffer_.clear();
-    for (int c : columns_) {
-      const arrow::Array& column = *batch.column(c);
-      const auto id = column.type_id();
-      if (id == arrow::Type::STRUCT || id == arrow::Type::LIST || id == arrow::Type::LARGE_LIST ||
-          id == arrow::Type::MAP || id == arrow::Type::FIXED_SIZE_LIST) {
-        ARROW_ASSIGN_OR_RAISE(auto scalar, column.GetScalar(row));
-        const std::string text = scalar->is_valid ? scalar->ToString() : std::string("\0", 1);
-        const auto size = static_cast<uint32_t>(text.size());
-        buffer_.append(reinterpret_cast<const char*>(&size), sizeof(size));
-        buffer_.append(text);
-      } else {
-        ARROW_RETURN_NOT_OK(table::AppendKeyValue(buffer_, column, row));
-      }
-    }
-    const auto n = static_cast<int64_t>(buffer_.size());
-    return Hash128{arrow::internal::ComputeStringHash<0>(buffer_.data(), n),
-                   arrow::internal::ComputeStringHash<1>(buffer_.data(), n)};
+
+  Status HashRows(const arrow::RecordBatch& batch, std::vector<Hash128>& out) const {
+    const int64_t n = batch.num_rows();
+    out.assign(static_cast<size_t>(n), Hash128{0x243F6A8885A308D3ULL, 0x13198A2E03707344ULL});
+    for (int c : columns_) ARROW_RETURN_NOT_OK(Fold(*batch.column(c), out));
+    return Status::OK();
   }
 
  private:
+  static void Combine(Hash128& h, uint64_t a, uint64_t b) {
+    h.a = Mix64((h.a ^ a) * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL);
+    h.b = Mix64((h.b ^ b) * 0xC2B2AE3D27D4EB4FULL + 0x165667B19E3779F9ULL);
+  }
+  static void CombineWord(Hash128& h, uint64_t v) { Combine(h, Mix64(v + 0x9FB21C651E98DF25ULL), Mix64(v ^ 0xD6E8FEB86659FD93ULL)); }
+  static void CombineBytes(Hash128& h, const void* data, int64_t size) {
+    Combine(h, arrow::internal::ComputeStringHash<0>(data, size), arrow::internal::ComputeStringHash<1>(data, size));
+  }
+
+  static Status Fold(const arrow::Array& column, std::vector<Hash128>& out) {
+    const int64_t n = column.length();
+    const bool nulls = column.null_count() > 0;
+    auto null_at = [&](int64_t i) { return nulls && column.IsNull(i); };
+    constexpr uint64_t kNull = 0x6A09E667F3BCC908ULL;
+    const auto id = column.type_id();
+    if (id == arrow::Type::BOOL) {
+      const auto& b = static_cast<const arrow::BooleanArray&>(column);
+      for (int64_t i = 0; i < n; ++i) CombineWord(out[i], null_at(i) ? kNull : (b.Value(i) ? 1 : 2));
+      return Status::OK();
+    }
+    if (id == arrow::Type::FLOAT || id == arrow::Type::DOUBLE) {
+      for (int64_t i = 0; i < n; ++i) {
+        if (null_at(i)) {
+          CombineWord(out[i], kNull);
+          continue;
+        }
+        double v = id == arrow::Type::FLOAT ? static_cast<const arrow::FloatArray&>(column).Value(i)
+                                            : static_cast<const arrow::DoubleArray&>(column).Value(i);
+        if (std::isnan(v)) v = std::numeric_limits<double>::quiet_NaN();
+        uint64_t bits;
+        std::memcpy(&bits, &v, sizeof(bits));
+        CombineWord(out[i], bits);
+      }
+      return Status::OK();
+    }
+    if (id == arrow::Type::STRING || id == arrow::Type::BINARY || id == arrow::Type::LARGE_STRING ||
+        id == arrow::Type::LARGE_BINARY) {
+      const bool large = id == arrow::Type::LARGE_STRING || id == arrow::Type::LARGE_BINARY;
+      for (int64_t i = 0; i < n; ++i) {
+        if (null_at(i)) {
+          CombineWord(out[i], kNull);
+          continue;
+        }
+        const std::string_view v = large ? static_cast<const arrow::LargeBinaryArray&>(column).GetView(i)
+                                         : static_cast<const arrow::BinaryArray&>(column).GetView(i);
+        CombineBytes(out[i], v.data(), static_cast<int64_t>(v.size()));
+      }
+      return Status::OK();
+    }
+    const auto* fixed = dynamic_cast<const arrow::FixedWidthType*>(column.type().get());
+    if (fixed && fixed->bit_width() % 8 == 0 && column.data()->buffers.size() >= 2 && column.data()->buffers[1]) {
+      const int64_t width = fixed->bit_width() / 8;
+      const uint8_t* values = column.data()->buffers[1]->data() + column.offset() * width;
+      for (int64_t i = 0; i < n; ++i) {
+        if (null_at(i)) {
+          CombineWord(out[i], kNull);
+        } else if (width <= 8) {
+          uint64_t v = 0;
+          std::memcpy(&v, values + i * width, static_cast<size_t>(width));
+          CombineWord(out[i], v);
+        } else {
+          CombineBytes(out[i], values + i * width, width);
+        }
+      }
+      return Status::OK();
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (null_at(i)) {
+        CombineWord(out[i], kNull);
+        continue;
+      }
+      ARROW_ASSIGN_OR_RAISE(auto scalar, column.GetScalar(i));
+      const std::string text = scalar->ToString();
+      CombineBytes(out[i], text.data(), static_cast<int64_t>(text.size()));
+    }
+    return Status::OK();
+  }
+
   std::vector<int> columns_;
-  std::string buffer_;
+};
+
+// An open-addressing hash map keyed by Hash128 (already uniformly distributed): linear probing over
+// one array of slots, so a lookup costs one cache miss; no per-entry allocation, never erased. The
+// all-zero key marks an empty slot, so a zero hash is stored with its low bit set (a 2^-128 event
+// that only merges it with one other value).
+template <typename V>
+class FlatMap {
+ public:
+  V& operator[](Hash128 key) {
+    Normalise(key);
+    if ((size_ + 1) * 10 > slots_.size() * 7) Grow();
+    size_t i = static_cast<size_t>(key.a) & mask_;
+    while (!Empty(slots_[i])) {
+      if (slots_[i].key == key) return slots_[i].value;
+      i = (i + 1) & mask_;
+    }
+    slots_[i].key = key;
+    ++size_;
+    return slots_[i].value;
+  }
+  V* Find(Hash128 key) {
+    if (size_ == 0) return nullptr;
+    Normalise(key);
+    size_t i = static_cast<size_t>(key.a) & mask_;
+    while (!Empty(slots_[i])) {
+      if (slots_[i].key == key) return &slots_[i].value;
+      i = (i + 1) & mask_;
+    }
+    return nullptr;
+  }
+  template <typename F>
+  void ForEach(F&& f) {
+    for (auto& slot : slots_) {
+      if (!Empty(slot)) f(slot.key, slot.value);
+    }
+  }
+  size_t size() const { return size_; }
+  void Clear() { *this = FlatMap(); }
+
+ private:
+  struct Slot {
+    Hash128 key;
+    V value{};
+  };
+  static bool Empty(const Slot& s) { return s.key.a == 0 && s.key.b == 0; }
+  static void Normalise(Hash128& key) {
+    if (key.a == 0 && key.b == 0) key.b = 1;
+  }
+  void Grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.resize(std::max<size_t>(1024, old.size() * 2));
+    mask_ = slots_.size() - 1;
+    for (auto& slot : old) {
+      if (Empty(slot)) continue;
+      size_t j = static_cast<size_t>(slot.key.a) & mask_;
+      while (!Empty(slots_[j])) j = (j + 1) & mask_;
+      slots_[j] = slot;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  size_t size_ = 0;
 };
 
 struct SidedBatch {
   std::shared_ptr<arrow::RecordBatch> batch;  // in the read schema
   std::vector<uint8_t> side;                  // Side per row
   int64_t changed = 0;
+  // Kept by pass one with its rows, so that pass two need not hash them again.
+  std::vector<Hash128> row_hashes, key_hashes;
 };
 
 // Reads one data file with the deletes of both states applied and tells, per row, which side of
@@ -333,12 +474,13 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   }
 
  private:
+  // Counts within one snapshot fit 32 bits (a snapshot's change set is read row by row).
   struct RowCount {
-    int64_t deletes = 0, inserts = 0;  // after CountPass: how many of each to cancel
+    int32_t deletes = 0, inserts = 0;  // after CountPass: how many of each to cancel
     Hash128 key;
   };
   struct KeyCount {
-    int64_t deletes = 0, inserts = 0;  // after CountPass: how many of each become update images
+    int32_t deletes = 0, inserts = 0;  // after CountPass: how many of each become update images
   };
 
   Status Finish() {
@@ -354,33 +496,38 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   // read the files again; beyond it they are dropped and the files are read a second time.
   static constexpr int64_t kCacheBudgetBytes = 256LL << 20;
 
-  Status Keep(const SidedBatch& sided) {
-    if (cache_overflow_) return Status::OK();
-    SidedBatch kept;
-    if (sided.changed == sided.batch->num_rows()) {
-      kept = sided;
-    } else {
-      arrow::Int64Builder indices;
-      ARROW_RETURN_NOT_OK(indices.Reserve(sided.changed));
-      for (int64_t i = 0; i < sided.batch->num_rows(); ++i) {
-        const uint8_t side = sided.side[static_cast<size_t>(i)];
-        if (side == kNone) continue;
-        indices.UnsafeAppend(i);
-        kept.side.push_back(side);
-      }
-      ARROW_ASSIGN_OR_RAISE(auto index_array, indices.Finish());
-      ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(sided.batch, index_array));
-      kept.batch = taken.record_batch();
-      kept.changed = sided.changed;
+  // The changed rows of a batch, in order.
+  static Result<SidedBatch> Compact(const SidedBatch& sided) {
+    if (sided.changed == sided.batch->num_rows()) return sided;
+    SidedBatch out;
+    arrow::Int64Builder indices;
+    ARROW_RETURN_NOT_OK(indices.Reserve(sided.changed));
+    out.side.reserve(static_cast<size_t>(sided.changed));
+    for (int64_t i = 0; i < sided.batch->num_rows(); ++i) {
+      const uint8_t side = sided.side[static_cast<size_t>(i)];
+      if (side == kNone) continue;
+      indices.UnsafeAppend(i);
+      out.side.push_back(side);
     }
-    for (const auto& column : kept.batch->columns()) cache_bytes_ += arrow::util::TotalBufferSize(*column->data());
+    ARROW_ASSIGN_OR_RAISE(auto index_array, indices.Finish());
+    ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(sided.batch, index_array));
+    out.batch = taken.record_batch();
+    out.changed = sided.changed;
+    return out;
+  }
+
+  void Keep(SidedBatch&& compact) {
+    if (cache_overflow_) return;
+    for (const auto& column : compact.batch->columns()) {
+      cache_bytes_ += arrow::util::TotalBufferSize(*column->data());
+    }
+    cache_bytes_ += static_cast<int64_t>((compact.row_hashes.size() + compact.key_hashes.size()) * sizeof(Hash128));
     if (cache_bytes_ > kCacheBudgetBytes) {
       cache_overflow_ = true;
       cache_.clear();
-      return Status::OK();
+      return;
     }
-    cache_.push_back(std::move(kept));
-    return Status::OK();
+    cache_.push_back(std::move(compact));
   }
 
   static std::vector<int> AllColumns(const ChangelogSource::Shared& shared) {
@@ -401,76 +548,65 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
       while (true) {
         LS_ASSIGN_OR_RAISE_CTX(auto next, cursor->Next(), "reading data file {}", change.file->file_path);
         if (!next) break;
-        const auto& batch = *next->batch;
+        // Only the changed rows matter: hash those (a DV change reads a whole file for a few rows).
+        ARROW_ASSIGN_OR_RAISE(SidedBatch compact, Compact(*next));
+        const auto& batch = *compact.batch;
+        ARROW_RETURN_NOT_OK(row_hasher_.HashRows(batch, compact.row_hashes));
+        if (has_keys()) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(batch, compact.key_hashes));
         for (int64_t i = 0; i < batch.num_rows(); ++i) {
-          const uint8_t side = next->side[static_cast<size_t>(i)];
-          if (side == kNone) continue;
-          ARROW_ASSIGN_OR_RAISE(Hash128 h, row_hasher_.Hash(batch, i));
-          RowCount& count = rows_[h];
-          if (side == kDelete) {
+          RowCount& count = rows_[compact.row_hashes[i]];
+          if (compact.side[static_cast<size_t>(i)] == kDelete) {
             ++count.deletes;
           } else {
             ++count.inserts;
           }
-          if (has_keys() && count.deletes + count.inserts == 1) {
-            ARROW_ASSIGN_OR_RAISE(count.key, key_hasher_.Hash(batch, i));
-          }
+          if (has_keys()) count.key = compact.key_hashes[i];
         }
-        ARROW_RETURN_NOT_OK(Keep(*next));
+        Keep(std::move(compact));
       }
     }
     cache_complete_ = !cache_overflow_;
     bool any = false;
-    for (auto& [hash, count] : rows_) {
-      const int64_t cancel = std::min(count.deletes, count.inserts);
-      if (has_keys()) {
+    rows_.ForEach([&](const Hash128&, RowCount& count) {
+      const int32_t cancel = std::min(count.deletes, count.inserts);
+      if (has_keys() && count.deletes + count.inserts > 2 * cancel) {
         KeyCount& key = keys_[count.key];
         key.deletes += count.deletes - cancel;
         key.inserts += count.inserts - cancel;
       }
       count.deletes = count.inserts = cancel;
       any = any || cancel > 0;
-    }
-    for (auto it = keys_.begin(); it != keys_.end();) {
-      const int64_t pairs = std::min(it->second.deletes, it->second.inserts);
-      if (pairs == 0) {
-        it = keys_.erase(it);
-        continue;
-      }
-      it->second.deletes = it->second.inserts = pairs;
-      any = true;
-      ++it;
-    }
+    });
+    keys_.ForEach([&](const Hash128&, KeyCount& key) {
+      const int32_t pairs = std::min(key.deletes, key.inserts);
+      key.deletes = key.inserts = pairs;
+      any = any || pairs > 0;
+      pair_keys_ = pair_keys_ || pairs > 0;
+    });
     if (!any) {
       // Nothing cancels or pairs: emit every row as it is, without hashing again.
       netting_ = false;
-      rows_.clear();
-      keys_.clear();
-    } else {
-      for (auto it = rows_.begin(); it != rows_.end();) {
-        it = it->second.deletes == 0 ? rows_.erase(it) : std::next(it);
-      }
+      rows_.Clear();
+      keys_.Clear();
     }
     return Status::OK();
   }
 
-  Result<ChangeKind> KindOf(const arrow::RecordBatch& batch, int64_t row, uint8_t side, bool* skip) {
+  ChangeKind KindOf(int64_t row, uint8_t side, bool* skip) {
     *skip = false;
     const bool is_delete = side == kDelete;
     if (!netting_) return is_delete ? ChangeKind::kDelete : ChangeKind::kInsert;
-    ARROW_ASSIGN_OR_RAISE(Hash128 h, row_hasher_.Hash(batch, row));
-    if (auto it = rows_.find(h); it != rows_.end()) {
-      int64_t& left = is_delete ? it->second.deletes : it->second.inserts;
+    if (RowCount* count = rows_.Find(row_hash_at_[row])) {
+      int32_t& left = is_delete ? count->deletes : count->inserts;
       if (left > 0) {
         --left;
         *skip = true;
         return ChangeKind::kInsert;
       }
     }
-    if (!keys_.empty()) {
-      ARROW_ASSIGN_OR_RAISE(Hash128 k, key_hasher_.Hash(batch, row));
-      if (auto it = keys_.find(k); it != keys_.end()) {
-        int64_t& left = is_delete ? it->second.deletes : it->second.inserts;
+    if (pair_keys_) {
+      if (KeyCount* key = keys_.Find(key_hash_at_[row])) {
+        int32_t& left = is_delete ? key->deletes : key->inserts;
         if (left > 0) {
           --left;
           return is_delete ? ChangeKind::kUpdateBefore : ChangeKind::kUpdateAfter;
@@ -485,11 +621,22 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
     arrow::Int64Builder indices;
     arrow::StringBuilder kinds;
     ARROW_RETURN_NOT_OK(indices.Reserve(sided.changed));
+    if (netting_) {
+      if (!sided.row_hashes.empty()) {
+        row_hash_at_ = sided.row_hashes.data();
+        key_hash_at_ = sided.key_hashes.data();
+      } else {
+        ARROW_RETURN_NOT_OK(row_hasher_.HashRows(batch, row_hashes_));
+        if (pair_keys_) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(batch, key_hashes_));
+        row_hash_at_ = row_hashes_.data();
+        key_hash_at_ = key_hashes_.data();
+      }
+    }
     for (int64_t i = 0; i < batch.num_rows(); ++i) {
       const uint8_t side = sided.side[static_cast<size_t>(i)];
       if (side == kNone) continue;
       bool skip = false;
-      ARROW_ASSIGN_OR_RAISE(ChangeKind kind, KindOf(batch, i, side, &skip));
+      const ChangeKind kind = KindOf(i, side, &skip);
       if (skip) {
         ++stats_.carried_over;
         continue;
@@ -548,8 +695,12 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   bool netting_;
   table::DeleteLoader loader_;
   RowHasher row_hasher_, key_hasher_;
-  std::unordered_map<Hash128, RowCount, Hash128Hasher> rows_;
-  std::unordered_map<Hash128, KeyCount, Hash128Hasher> keys_;
+  FlatMap<RowCount> rows_;
+  FlatMap<KeyCount> keys_;
+  bool pair_keys_ = false;                      // some key pairs into an update
+  std::vector<Hash128> row_hashes_, key_hashes_;  // of the batch at hand
+  const Hash128* row_hash_at_ = nullptr;          // the hashes Emit looks up: kept by pass one or fresh
+  const Hash128* key_hash_at_ = nullptr;
   bool counted_ = false, finished_ = false;
   std::vector<SidedBatch> cache_;  // pass one's changed rows, while they fit kCacheBudgetBytes
   int64_t cache_bytes_ = 0;
