@@ -185,7 +185,6 @@ def machine() -> dict:
                                  if line.startswith("model name"))
         info["mem_gib"] = round(int(next(line.split()[1] for line in open("/proc/meminfo")
                                          if line.startswith("MemTotal"))) / 2**20, 1)
-        info["loadavg_start"] = open("/proc/loadavg").read().split()[:3]
     except (OSError, StopIteration):
         pass
     import deltalake
@@ -211,6 +210,7 @@ def main() -> int:
                     help="output flags of the timed lakesync runs (the check run always writes Parquet)")
     args = ap.parse_args()
     timed_output = shlex.split(args.lakesync_output)
+    loadavg_start = open("/proc/loadavg").read().split()[:3]
 
     lakesync = Path(args.build_dir) / "lakesync"
     if not lakesync.exists() and not args.build_only:
@@ -290,7 +290,7 @@ def main() -> int:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = RESULTS / f"delta_cdf_bench-{args.rows_per_commit}-{stamp}.json"
     info = machine()
-    info["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
+    info["loadavg_start"], info["loadavg_end"] = loadavg_start, open("/proc/loadavg").read().split()[:3]
     out.write_text(json.dumps({"args": vars(args), "base_rows": base_rows, "machine": info, "expected": expected,
                                "summary": summary, "samples": samples}, indent=1))
     print(f"wrote {out}")
