@@ -36,8 +36,9 @@ def change(path: str) -> None:
     version = table.version()
     # Each call changes different orders, so every version has inserts, updates and deletes.
     base = 100 * (version + 1)
+    # Order 1 or 4 (4 moves from region us to eu: an update across partitions) and order 3.
     updates = pa.table({
-        "order_id": [1 + version % 6, 3],
+        "order_id": [1 if version % 2 == 0 else 4, 3],
         "customer": ["ana", "chen"],
         "region": ["eu", "asia"],
         "amount": [float(base), float(base) + 0.5],

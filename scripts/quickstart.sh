@@ -23,15 +23,15 @@ delta="$work/orders_delta"
 # The example job names ./example-data/orders_delta; point it at this run's Delta table.
 sed "s#./example-data/orders_delta#$delta#" "$root/examples/delta-cdf-to-iceberg-v3-dv.yaml" > "$work/job.yaml"
 
-echo "+ a Delta table with the Change Data Feed: version 0 (6 orders), then 2 versions of changes"
+echo "+ a Delta table with the Change Data Feed: version 0 (6 orders), then versions 1..4 (two rounds of a MERGE and a DELETE)"
 "$py" "$root/examples/demo_delta.py" create "$delta"
 "$py" "$root/examples/demo_delta.py" change "$delta"
 "$py" "$root/examples/demo_delta.py" change "$delta"
 # Start from a fresh target so that every run of this script shows the same story.
 "$ls" table drop shop.orders_v3 --purge --if-exists >/dev/null
-echo "+ lakesync run job.yaml --once   (import of version 0, then versions 1..2)"
+echo "+ lakesync run job.yaml --once   (import of version 0, then versions 1..4 in one commit)"
 "$ls" run "$work/job.yaml" --once
-echo "+ two more Delta versions, then the same job again: only versions 3..4 are applied"
+echo "+ versions 5..8 on the Delta side, then the same job again: only versions 5..8 are applied"
 "$py" "$root/examples/demo_delta.py" change "$delta"
 "$py" "$root/examples/demo_delta.py" change "$delta"
 "$ls" run "$work/job.yaml" --once
