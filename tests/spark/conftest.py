@@ -24,7 +24,7 @@ import spark_runner  # noqa: E402
 def spark(tmp_path_factory):
     reason = spark_runner.missing()
     if reason:
-        pytest.skip(f"Spark oracle not installed: {reason}")
+        pytest.skip(f"Spark oracle unavailable: {reason}")
     proc = spark_runner.SparkProcess(tmp_path_factory.mktemp("spark"))
     print(f"\nSpark {proc.version} started in {proc.start_seconds:.1f}s (log: {proc.log_path})")
     yield proc

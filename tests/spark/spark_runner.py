@@ -50,7 +50,7 @@ def missing() -> str | None:
     return None
 
 
-needs_spark = pytest.mark.skipif(missing() is not None, reason=f"Spark oracle not installed: {missing()}")
+needs_spark = pytest.mark.skipif(missing() is not None, reason=f"Spark oracle unavailable: {missing()}")
 
 
 class SparkError(RuntimeError):

@@ -337,7 +337,7 @@ def lakesync_changes(table: DeltaTable, start: int, end: int | None) -> list[tup
     for line in cli.ok(*args, "--format", "jsonl").splitlines():
         doc = json.loads(line)
         assert list(doc) == names + CDF_COLUMNS, f"jsonl keys {list(doc)}"
-        row = O.normalise_row(doc, COLUMNS, "jsonl")
+        row = O.normalise_row({n: doc[n] for n in names}, COLUMNS, "jsonl")
         out.append(row + (doc["_change_type"], doc["_commit_version"],
                           O.normalise(doc["_commit_timestamp"], "timestamptz", "jsonl")))
     return out

@@ -463,3 +463,77 @@ def test_lakesync_and_spark_merge_each_others_deletion_vectors(tmp_path, spark):
     lake.sql(f"UPDATE {table} SET s = 'spark', fx = X'0102030405060708' WHERE id % 10 = 4")
     live = [with_values(r, s="spark", fx=bytes(range(1, 9))) if col(r, "id") % 10 == 4 else r for r in live]
     assert_reads(lake, name, live, "after a Spark UPDATE")
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. v3 row lineage: the row ids lakesync assigns, as Spark reads them, and across writers
+
+
+def lineage(lake: Lake, name: str) -> dict[int, tuple]:
+    """id -> (_row_id, _last_updated_sequence_number, _file, _pos) as Spark reads them."""
+    out = lake.workdir / f"lineage-{len(list(lake.workdir.glob('lineage-*')))}"
+    lake.spark.query_to_parquet(f"SELECT id, _row_id, _last_updated_sequence_number, _file, _pos "
+                                f"FROM {lake.table(name)}", out)
+    t = SR.read_parquet_dir(out).to_pydict()
+    return {i: (r, s, f, p) for i, r, s, f, p in zip(t["id"], t["_row_id"], t["_last_updated_sequence_number"],
+                                                   t["_file"], t["_pos"])}
+
+
+def check_lineage_shape(rows: dict[int, tuple], what: str, inherited: set[int]) -> None:
+    """Row ids are unique and non-null, and in the data files of the `inherited` ids (files written
+    without explicit row ids, as lakesync's appends are) they are first_row_id + position. (Spark's
+    updates write the preserved ids into their files, so no such rule holds there.)"""
+    ids = [v[0] for v in rows.values()]
+    assert None not in ids, f"{what}: a row without _row_id"
+    assert len(ids) == len(set(ids)), f"{what}: duplicate _row_id values"
+    offsets = collections.defaultdict(set)
+    files = {rows[k][2] for k in inherited if k in rows}
+    for row_id, _, file, pos in rows.values():
+        if file in files:
+            offsets[file].add(row_id - pos)
+    bad = {f: o for f, o in offsets.items() if len(o) != 1}
+    assert not bad, f"{what}: row ids are not first_row_id + _pos in {list(bad)[:2]}"
+
+
+def test_row_lineage_of_lakesync_commits_read_by_spark_and_kept_across_writers(tmp_path, spark):
+    """Spec (v3 row lineage): a snapshot's added rows get ids from the table's next-row-id on, each
+    data file a consecutive range; an untouched row keeps its id and last-updated sequence number."""
+    lake = Lake(tmp_path, spark)
+    name = "db.lineage"
+    create(lake, name, 3, ["bucket(id, 2)"])
+    append(lake, name, [ROWS[:300], ROWS[300:600]])
+    append(lake, name, [ROWS[600:1000]])
+    first = lineage(lake, name)
+    check_lineage_shape(first, "after two lakesync appends", set(range(1000)))
+    assert sorted(first[k][0] for k in range(600)) == list(range(600)), "first append: ids 0..599"
+    assert sorted(first[k][0] for k in range(600, 1000)) == list(range(600, 1000)), "second append: 600..999"
+    assert {first[k][1] for k in range(600)} == {1} and {first[k][1] for k in range(600, 1000)} == {2}
+
+    # A Spark merge-on-read UPDATE keeps the updated rows' ids and gives them its sequence number.
+    table = lake.table(name)
+    lake.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('write.update.mode'='merge-on-read', "
+             "'write.delete.mode'='merge-on-read')")
+    updated = {k for k in range(1000) if k % 9 == 0}
+    lake.sql(f"UPDATE {table} SET s = 'spark' WHERE id % 9 = 0")
+    spark_seq = lake.cli.current_snapshot(name)["sequence-number"]
+    second = lineage(lake, name)
+    check_lineage_shape(second, "after a Spark UPDATE", set(range(1000)) - updated)
+    for k in range(1000):
+        assert second[k][0] == first[k][0], f"id {k}: _row_id {first[k][0]} became {second[k][0]}"
+        assert second[k][1] == (spark_seq if k in updated else first[k][1]), f"id {k}: sequence {second[k][1]}"
+
+    # lakesync deletes (merging Spark's DVs) and appends after Spark's commit: the new rows take ids
+    # from the next-row-id Spark's commit left, the survivors keep theirs.
+    next_row_id = lake.cli.metadata(name)["next-row-id"]
+    gone = set(range(0, 1000, 4))
+    lake.cli.ok("table", "delete", name, "--where", f"id IN ({', '.join(map(str, sorted(gone)))})")
+    append(lake, name, [ROWS[1000:1300]])
+    third = lineage(lake, name)
+    check_lineage_shape(third, "after a lakesync delete and append", set(range(1000, 1300)))
+    assert set(third) == (set(range(1000)) - gone) | set(range(1000, 1300))
+    for k in set(range(1000)) - gone:
+        assert third[k][:2] == second[k][:2], f"id {k}: lineage changed by lakesync's delete"
+    new_ids = sorted(third[k][0] for k in range(1000, 1300))
+    assert new_ids == list(range(next_row_id, next_row_id + 300)), (new_ids[:3], next_row_id)
+    assert_reads(lake, name, [with_values(r, s="spark") if col(r, "id") in updated else r
+                              for r in ROWS[:1300] if col(r, "id") not in gone], "after both writers")
