@@ -3,7 +3,7 @@
 #   .tools/spark-venv   a venv of its own with pyspark from requirements/spark.txt
 #   .tools/spark-jars   the Iceberg and Delta Spark runtimes (and SQLite's JDBC driver, so that Spark's
 #                       Iceberg JdbcCatalog can open lakesync's embedded catalog), from Maven Central,
-#                       each checked against the .sha1 Maven publishes next to it
+#                       each checked against a sha1 pinned here and the .sha1 Maven publishes next to it
 # Idempotent: a second run only checks stamps and files already there.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,11 +13,12 @@ log() { printf '\033[1m[setup-spark]\033[0m %s\n' "$*" >&2; }
 # One coherent set: Spark 4.0 / Scala 2.13. delta-spark 4.0.1 is built against Spark 4.0.1 and
 # iceberg-spark-runtime-4.0 targets the Spark 4.0 line; pyspark is pinned to the same 4.0.1.
 maven="${LAKESYNC_MAVEN_URL:-https://repo1.maven.org/maven2}"
+# group:artifact:version:sha1 -- the sha1 is pinned here and must also match the .sha1 Maven serves.
 jars=(
-  "org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.1"
-  "io.delta:delta-spark_2.13:4.0.1"
-  "io.delta:delta-storage:4.0.1"
-  "org.xerial:sqlite-jdbc:3.51.2.0"
+  "org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.1:aa296e2a410cac2270e4d4130de0e7bfde714e11"
+  "io.delta:delta-spark_2.13:4.0.1:3e469898dc4ed083c735ae360beb063adcd12e9d"
+  "io.delta:delta-storage:4.0.1:ebc5384d953c1d70d0ce4ceee42892da74051a81"
+  "org.xerial:sqlite-jdbc:3.51.2.0:35bc8faa2deb1b3fe535a5a75d6d61d54133e357"
 )
 
 # --- Java ------------------------------------------------------------------------------------------
@@ -49,10 +50,13 @@ jar_dir=.tools/spark-jars
 mkdir -p "$jar_dir"
 wanted=()
 for coord in "${jars[@]}"; do
-  IFS=: read -r group artifact version <<<"$coord"
+  IFS=: read -r group artifact version pinned_sha1 <<<"$coord"
   name="$artifact-$version.jar"
   wanted+=("$name")
-  [[ -f "$jar_dir/$name" ]] && continue  # only ever moved into place after its checksum matched
+  if [[ -f "$jar_dir/$name" ]]; then  # re-checked on every run (a fraction of a second)
+    [[ "$(sha1sum "$jar_dir/$name" | awk '{print $1}')" == "$pinned_sha1" ]] && continue
+    log "$name does not match its pinned sha1: downloading it again"
+  fi
   url="$maven/${group//.//}/$artifact/$version/$name"
   log "downloading $url"
   tmp="$(mktemp "$jar_dir/.download.XXXXXX")"
@@ -60,8 +64,9 @@ for coord in "${jars[@]}"; do
   curl -fsSL --retry 3 -o "$tmp" "$url"
   want_sha1="$(curl -fsSL --retry 3 "$url.sha1" | awk '{print $1}')"
   got_sha1="$(sha1sum "$tmp" | awk '{print $1}')"
-  if [[ "$want_sha1" != "$got_sha1" ]]; then
-    echo "setup-spark: checksum mismatch for $url: Maven says $want_sha1, downloaded $got_sha1" >&2
+  if [[ "$want_sha1" != "$got_sha1" || "$pinned_sha1" != "$got_sha1" ]]; then
+    echo "setup-spark: checksum mismatch for $url: pinned $pinned_sha1, Maven's .sha1 says $want_sha1," \
+      "downloaded $got_sha1" >&2
     exit 1
   fi
   chmod 644 "$tmp"
