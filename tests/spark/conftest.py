@@ -1,0 +1,31 @@
+"""Fixtures of the Spark oracle suite (tests/spark; run by scripts/test-spark.sh, not by CI).
+
+One Spark process serves the whole session (JVM start-up costs more than most tests); tests that
+need it take the `spark` fixture, which skips with the reason when .tools/spark-venv or the jars
+are absent.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+for p in (HERE, HERE.parent / "interop"):  # spark_runner, and the shared oracles/normalisation
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+import spark_runner  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    reason = spark_runner.missing()
+    if reason:
+        pytest.skip(f"Spark oracle unavailable: {reason}")
+    proc = spark_runner.SparkProcess(tmp_path_factory.mktemp("spark"))
+    print(f"\nSpark {proc.version} started in {proc.start_seconds:.1f}s (log: {proc.log_path})")
+    yield proc
+    proc.close()
