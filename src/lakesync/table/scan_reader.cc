@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "lakesync/formats/parquet/parquet_data_reader.h"
@@ -214,6 +215,7 @@ class ScanReader : public arrow::RecordBatchReader {
       for (int32_t id : set->field_ids) needed.insert(id);
       equality_.push_back(std::move(set));
     }
+    ARROW_RETURN_NOT_OK(MergeEqualitySets());
     std::vector<iceberg::NestedField> fields;
     for (const auto& f : state_->schema->fields()) {
       if (needed.count(f.id)) fields.push_back(f);
@@ -227,6 +229,41 @@ class ScanReader : public arrow::RecordBatchReader {
     ARROW_ASSIGN_OR_RAISE(auto input, table_->io()->OpenInput(task.file->file_path, task.file->file_size_in_bytes));
     ARROW_ASSIGN_OR_RAISE(reader_, parquet_io::ParquetDataReader::Open(std::move(input), task.file->file_path,
                                                                        read_schema_, read_options));
+    return Status::OK();
+  }
+
+  // Every equality delete file attached to a task applies to all of its rows, so files with the same
+  // equality columns act as the union of their keys. A table written by a CDC sink with equality
+  // deletes collects one such file per commit; probing one merged set per row instead of one set per
+  // file keeps the cost per row flat as commits accumulate. The union for one combination of files is
+  // kept, since consecutive tasks (the files of one commit) usually share it.
+  Status MergeEqualitySets() {
+    if (equality_.size() < 2) return Status::OK();
+    std::map<std::vector<int32_t>, std::vector<std::shared_ptr<const EqualityDeleteSet>>> by_columns;
+    for (auto& set : equality_) by_columns[set->field_ids].push_back(std::move(set));
+    equality_.clear();
+    for (auto& [ids, sets] : by_columns) {
+      if (sets.size() == 1) {
+        equality_.push_back(std::move(sets.front()));
+        continue;
+      }
+      // Keyed by the sets themselves (held, so their addresses cannot be reused by other sets).
+      const auto& identity = sets;
+      if (auto it = merged_.find(identity); it != merged_.end()) {
+        equality_.push_back(it->second);
+        continue;
+      }
+      size_t total = 0;
+      for (const auto& set : sets) total += set->keys.size();
+      auto merged = std::make_shared<EqualityDeleteSet>();
+      merged->field_ids = ids;
+      merged->keys.reserve(total);
+      for (const auto& set : sets) merged->keys.insert(set->keys.begin(), set->keys.end());
+      // Only the newest union is kept: the key sets can be large.
+      merged_.clear();
+      merged_.emplace(identity, merged);
+      equality_.push_back(std::move(merged));
+    }
     return Status::OK();
   }
 
@@ -364,6 +401,8 @@ class ScanReader : public arrow::RecordBatchReader {
   std::string current_path_;
   puffin::PositionBitmap deleted_;
   std::vector<std::shared_ptr<const EqualityDeleteSet>> equality_;
+  // The last union built by MergeEqualitySets, keyed by the sets it was built from.
+  std::map<std::vector<std::shared_ptr<const EqualityDeleteSet>>, std::shared_ptr<const EqualityDeleteSet>> merged_;
   iceberg::SchemaPtr read_schema_;
   std::map<int32_t, int> column_of_id_;
 };
