@@ -119,3 +119,15 @@ def test_bad_jobs_name_the_key_and_change_nothing(env):
     p = env.lakesync("run", missing, check=False)
     assert p.returncode == 3 and "nope" in p.stderr
     assert not (env.warehouse / "a").exists()
+
+
+def test_structured_logs_are_one_json_object_per_line(env):
+    env.delta_create()
+    env.delta_change(1)
+    job = env.job_from_example("delta-cdf-to-iceberg-v2.yaml")
+    p = env.lakesync("--log-level", "info", "--log-format", "json", "run", job, "--once")
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert lines, "info logs expected"
+    records = [json.loads(line) for line in lines]
+    assert all({"time", "level", "message"} <= r.keys() for r in records)
+    assert all(r["time"].endswith("Z") for r in records)

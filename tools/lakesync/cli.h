@@ -27,6 +27,7 @@ inline constexpr int kExitCorrupt = 4;      // a file is not what its format say
 struct GlobalOptions {
   std::string catalog_config;  // empty: the embedded default catalog
   std::string log_level = "warn";
+  std::string log_format = "text";
 };
 
 // The command to run once flags are parsed; each sub-command sets it from its callback.

@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
                                             LAKESYNC_ARROW_VERSION + ")");
   cli.app.add_option("--log-level", cli.global.log_level, "debug, info, warn (default), error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  cli.app.add_option("--log-format", cli.global.log_format,
+                     "text (default) or json (one object per line on standard error: time, level, message)")
+      ->check(CLI::IsMember({"text", "json"}));
   cli.app.require_subcommand(1);
   cli.app.fallthrough();
   RegisterNamespaceCommands(cli);
@@ -38,7 +41,7 @@ int main(int argc, char** argv) {
               << std::endl;
     return kExitUsage;
   }
-  lakesync::ConfigureLogging(cli.global.log_level);
+  lakesync::ConfigureLogging(cli.global.log_level, cli.global.log_format);
   if (!cli.action) return kExitOk;
   lakesync::Status st = cli.action();
   if (!st.ok()) {

@@ -8,9 +8,11 @@
 
 namespace lakesync {
 
-// Configures the process-wide logger: level name ("debug", "info", "warn", "error", "off").
-// Logs go to stderr so that stdout stays clean for data (scan output, JSON summaries).
-void ConfigureLogging(std::string_view level);
+// Configures the process-wide logger: level name ("debug", "info", "warn", "error", "off") and
+// format: "text" (time, level, message) or "json" (one object per line: time in UTC, level, logger,
+// message), for log collectors. Logs go to stderr so that stdout stays clean for data (scan
+// output, JSON summaries).
+void ConfigureLogging(std::string_view level, std::string_view format = "text");
 
 }  // namespace lakesync
 
