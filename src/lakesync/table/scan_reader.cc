@@ -28,22 +28,6 @@
 namespace lakesync::table {
 namespace {
 
-// `data` declared as `type`, which has the same physical layout (extension wrappers such as
-// arrow.uuid differ): buffers are shared, only the declared types change, recursively.
-std::shared_ptr<arrow::ArrayData> Retype(const std::shared_ptr<arrow::ArrayData>& data,
-                                         const std::shared_ptr<arrow::DataType>& type) {
-  if (data->type->Equals(*type)) return data;
-  auto out = data->Copy();
-  out->type = type;
-  const auto& storage = type->id() == arrow::Type::EXTENSION
-                            ? static_cast<const arrow::ExtensionType&>(*type).storage_type()
-                            : type;
-  for (size_t i = 0; i < out->child_data.size() && static_cast<int>(i) < storage->num_fields(); ++i) {
-    out->child_data[i] = Retype(data->child_data[i], storage->field(static_cast<int>(i))->type());
-  }
-  return out;
-}
-
 // A run of kept rows of a batch: rows [begin, begin + length).
 struct RowRun {
   int64_t begin = 0;
@@ -319,7 +303,7 @@ class ScanReader : public arrow::RecordBatchReader {
     for (const auto& f : state_->output->fields()) {
       const auto& column = batch->column(column_of_id_.at(f.id));
       const auto& type = output_schema_->field(static_cast<int>(columns.size()))->type();
-      columns.push_back(column->type()->Equals(*type) ? column : arrow::MakeArray(Retype(column->data(), type)));
+      columns.push_back(column->type()->Equals(*type) ? column : arrow::MakeArray(iceberg::RetypeArrayData(column->data(), type)));
     }
     if (options_.with_file_and_pos) {
       arrow::StringBuilder paths;

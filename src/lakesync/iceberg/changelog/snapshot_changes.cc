@@ -20,6 +20,7 @@
 #include <cstring>
 #include <limits>
 
+#include "lakesync/iceberg/model/arrow_schema.h"
 #include "lakesync/change/change_kind.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/iceberg/changelog/changelog_internal.h"
@@ -72,22 +73,6 @@ bool SameDeleteFiles(const FileScanTask& a, const FileScanTask& b) {
   return DeleteKey(a.deletion_vector) == DeleteKey(b.deletion_vector) &&
          PathsOf(a.position_deletes) == PathsOf(b.position_deletes) &&
          PathsOf(a.equality_deletes) == PathsOf(b.equality_deletes);
-}
-
-// `data` declared as `type`, which has the same physical layout (the arrow.uuid extension over
-// fixed_size_binary(16)); buffers are shared.
-std::shared_ptr<arrow::ArrayData> Retype(const std::shared_ptr<arrow::ArrayData>& data,
-                                         const std::shared_ptr<arrow::DataType>& type) {
-  if (data->type->Equals(*type)) return data;
-  auto out = data->Copy();
-  out->type = type;
-  const auto& storage = type->id() == arrow::Type::EXTENSION
-                            ? static_cast<const arrow::ExtensionType&>(*type).storage_type()
-                            : type;
-  for (size_t i = 0; i < out->child_data.size() && static_cast<int>(i) < storage->num_fields(); ++i) {
-    out->child_data[i] = Retype(data->child_data[i], storage->field(static_cast<int>(i))->type());
-  }
-  return out;
 }
 
 uint64_t Mix64(uint64_t x) {  // splitmix64's finaliser
@@ -663,7 +648,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
         column = taken.make_array();
       }
       const auto& type = out_schema.field(static_cast<int>(columns.size()))->type();
-      if (!column->type()->Equals(*type)) column = arrow::MakeArray(Retype(column->data(), type));
+      if (!column->type()->Equals(*type)) column = arrow::MakeArray(iceberg::RetypeArrayData(column->data(), type));
       columns.push_back(std::move(column));
     }
     const auto& snapshot = *pending_.snapshot;

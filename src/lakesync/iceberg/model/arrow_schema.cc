@@ -204,4 +204,18 @@ Result<SchemaPtr> FromArrowSchema(const arrow::Schema& schema, bool assign_fresh
   return out;
 }
 
+std::shared_ptr<arrow::ArrayData> RetypeArrayData(const std::shared_ptr<arrow::ArrayData>& data,
+                                                  const std::shared_ptr<arrow::DataType>& type) {
+  if (data->type->Equals(*type)) return data;
+  auto out = data->Copy();
+  out->type = type;
+  const auto& storage = type->id() == arrow::Type::EXTENSION
+                            ? static_cast<const arrow::ExtensionType&>(*type).storage_type()
+                            : type;
+  for (size_t i = 0; i < out->child_data.size() && static_cast<int>(i) < storage->num_fields(); ++i) {
+    out->child_data[i] = RetypeArrayData(data->child_data[i], storage->field(static_cast<int>(i))->type());
+  }
+  return out;
+}
+
 }  // namespace lakesync::iceberg

@@ -21,6 +21,12 @@ Result<std::shared_ptr<arrow::Schema>> ToArrowSchema(const Schema& schema, bool 
 // The Iceberg type for an Arrow type, with nested field ids taken from "PARQUET:field_id" metadata.
 // When `assign_fresh_ids` is set, ids in the metadata are ignored and new ones assigned the way Java
 // does (each struct's fields first, then their children), starting at 1.
+// `data` declared as `type`, which has the same physical layout (extension wrappers such as
+// arrow.uuid differ): buffers are shared, only the declared types change, recursively. Readers use it
+// to give decoded columns the exact types of their output schema.
+std::shared_ptr<arrow::ArrayData> RetypeArrayData(const std::shared_ptr<arrow::ArrayData>& data,
+                                                  const std::shared_ptr<arrow::DataType>& type);
+
 Result<SchemaPtr> FromArrowSchema(const arrow::Schema& schema, bool assign_fresh_ids, int32_t schema_id = 0);
 
 // The field id stored on an Arrow field, or -1.
