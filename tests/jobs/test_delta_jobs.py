@@ -131,3 +131,24 @@ def test_structured_logs_are_one_json_object_per_line(env):
     records = [json.loads(line) for line in lines]
     assert all({"time", "level", "message"} <= r.keys() for r in records)
     assert all(r["time"].endswith("Z") for r in records)
+
+
+def test_snapshot_import_then_a_cdc_job_continues_after_it(env):
+    from deltalake import DeltaTable
+    env.delta_create()
+    env.delta_change(1)  # versions 1 and 2
+    imported = DeltaTable(str(env.delta)).version()
+    job = env.root / "import.yaml"
+    job.write_text(f"name: orders\nsource: {{type: delta_lake, table: {env.delta}}}\n"
+                   "sink: {table: shop.orders, equality_columns: [order_id]}\n")
+    p, summaries = env.run_job(job)
+    assert summaries[-1]["range"] == {"from": imported, "through": imported}
+    assert env.iceberg_rows("shop.orders") == env.delta_rows()
+    # A CDC job with the same name (sink_id) continues after the imported version: no gap, no overlap.
+    env.delta_change(2)
+    cdc = env.root / "cdc.yaml"
+    cdc.write_text(f"name: orders\nsource: {{type: delta_lake_cdc, table: {env.delta}, start_version: 0}}\n"
+                   "sink: {table: shop.orders, equality_columns: [order_id]}\n")
+    p, summaries = env.run_job(cdc)
+    assert summaries[-1]["range"]["from"] == imported + 1
+    assert env.iceberg_rows("shop.orders") == env.delta_rows()

@@ -75,3 +75,35 @@ def test_streaming_job_follows_a_source_being_written(env):
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
+
+
+def test_kill_minus_nine_at_random_moments_then_rerun(env):
+    import random
+    rng = random.Random(11)
+    src = source_table(env)
+    job = env.job_from_example("iceberg-batch-cdc.yaml")
+    for step in range(1, 6):
+        mutate(env.catalog().load_table("src.orders"), step)
+        proc = env.popen("run", job, "--once")
+        time.sleep(rng.uniform(0.0, 0.5))
+        proc.kill()
+        proc.communicate()
+    env.run_job(job, "--once")
+    assert env.iceberg_rows("lake.orders") == env.iceberg_rows("src.orders")
+
+
+def test_snapshot_import_of_an_iceberg_table(env):
+    src = source_table(env)
+    mutate(src, 1)
+    first = env.catalog().load_table("src.orders").current_snapshot()
+    mutate(env.catalog().load_table("src.orders"), 2)
+    job = env.root / "import.yaml"
+    job.write_text(f"source: {{type: iceberg, table: src.orders, snapshot_id: {first.snapshot_id}}}\n"
+                   "sink: {table: lake.imported, equality_columns: [order_id]}\n")
+    p, summaries = env.run_job(job)
+    assert summaries[-1]["status"] == "committed" and summaries[-1]["initial_snapshot"] is True
+    expected = sorted(tuple(r[c] for c in ["order_id", "customer", "region", "amount"])
+                      for r in env.catalog().load_table("src.orders").scan(snapshot_id=first.snapshot_id)
+                      .to_arrow().to_pylist())
+    assert env.iceberg_rows("lake.imported") == expected
+    assert env.run_job(job)[1][-1]["status"] == "nothing-new"
