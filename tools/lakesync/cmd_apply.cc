@@ -77,16 +77,7 @@ class FilesReader : public arrow::RecordBatchReader {
 
 nlohmann::json ResultJson(const sink::ApplyResult& r, double seconds) {
   nlohmann::json tables = nlohmann::json::array();
-  for (const auto& t : r.tables) {
-    nlohmann::json j = {{"table", t.table},           {"created", t.created},
-                        {"skipped", t.skipped},       {"rows_written", t.rows_written},
-                        {"rows_deleted", t.rows_deleted}, {"missing_deletes", t.missing_deletes},
-                        {"data_files", t.data_files}, {"delete_files", t.delete_files},
-                        {"data_bytes", t.data_bytes}, {"commit_attempts", t.attempts}};
-    j["snapshot_id"] = t.snapshot_id ? nlohmann::json(*t.snapshot_id) : nlohmann::json(nullptr);
-    if (!t.message.empty()) j["message"] = t.message;
-    tables.push_back(j);
-  }
+  for (const auto& t : r.tables) tables.push_back(sink::TableApplyResultToJson(t));
   const auto& c = r.changes;
   return {{"tables", tables},
           {"changes", {{"total", c.changes}, {"inserts", c.inserts}, {"update_befores", c.update_befores},

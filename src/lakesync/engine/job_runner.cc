@@ -56,13 +56,7 @@ Json ApplyJson(const sink::ApplyResult& r) {
   Json tables = Json::array();
   int64_t data_files = 0, delete_files = 0, bytes = 0;
   for (const auto& t : r.tables) {
-    Json j = {{"table", t.table}, {"created", t.created}, {"skipped", t.skipped},
-              {"rows_written", t.rows_written}, {"rows_deleted", t.rows_deleted},
-              {"missing_deletes", t.missing_deletes}, {"data_files", t.data_files},
-              {"delete_files", t.delete_files}, {"data_bytes", t.data_bytes}, {"commit_attempts", t.attempts}};
-    j["snapshot_id"] = t.snapshot_id ? Json(*t.snapshot_id) : Json(nullptr);
-    if (!t.message.empty()) j["message"] = t.message;
-    tables.push_back(j);
+    tables.push_back(sink::TableApplyResultToJson(t));
     data_files += t.data_files;
     delete_files += t.delete_files;
     bytes += t.data_bytes;

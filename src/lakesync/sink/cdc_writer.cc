@@ -101,6 +101,17 @@ Result<SourcePosition> ParseSourcePosition(std::string_view text) {
   return SourcePosition{std::stoll(m[1].str()), std::string(text)};
 }
 
+nlohmann::json TableApplyResultToJson(const TableApplyResult& t) {
+  nlohmann::json j = {{"table", t.table},           {"created", t.created},
+                      {"skipped", t.skipped},       {"rows_written", t.rows_written},
+                      {"rows_deleted", t.rows_deleted}, {"missing_deletes", t.missing_deletes},
+                      {"data_files", t.data_files}, {"delete_files", t.delete_files},
+                      {"data_bytes", t.data_bytes}, {"commit_attempts", t.attempts}};
+  j["snapshot_id"] = t.snapshot_id ? nlohmann::json(*t.snapshot_id) : nlohmann::json(nullptr);
+  if (!t.message.empty()) j["message"] = t.message;
+  return j;
+}
+
 Result<std::optional<SourcePosition>> CommittedPosition(const iceberg::TableMetadata& metadata,
                                                         const std::string& sink_id) {
   std::optional<SourcePosition> best;

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "lakesync/catalog/catalog.h"
 #include "lakesync/plan/change_collapser.h"
 #include "lakesync/sink/sink_config.h"
@@ -58,6 +60,11 @@ struct TableApplyResult {
   int64_t data_bytes = 0;
   int attempts = 0;
 };
+
+// The result for one table as JSON (table, created, skipped, rows_written, rows_deleted,
+// missing_deletes, data_files, delete_files, data_bytes, commit_attempts, snapshot_id, message), for
+// the summary lines of `lakesync apply --json` and `lakesync run`.
+nlohmann::json TableApplyResultToJson(const TableApplyResult& result);
 
 struct ApplyResult {
   std::vector<TableApplyResult> tables;
