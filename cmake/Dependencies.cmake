@@ -12,3 +12,6 @@ find_package(GTest)
 pkg_check_modules(AVRO REQUIRED IMPORTED_TARGET avro-c)
 add_library(avro::avro ALIAS PkgConfig::AVRO)
 find_package(roaring REQUIRED)
+# cpp-httplib (HTTP server and client; the .pc file sets the OpenSSL/zlib/brotli feature macros the
+# compiled library was built with, which the header must see too).
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)

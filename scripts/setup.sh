@@ -52,6 +52,7 @@ pip_install requirements/build.txt
 
 # --- Build -----------------------------------------------------------------------------------------
 export CCACHE_BASEDIR="$root"  # cache hits across clones of the repository
+export CCACHE_NOHASHDIR=1        # ...whatever folder they are in (debug info keeps the first folder)
 build_type="${LAKESYNC_BUILD_TYPE:-RelWithDebInfo}"
 if [[ ! -f build/build.ninja ]]; then
   log "configuring build/ ($build_type)"

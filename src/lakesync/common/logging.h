@@ -2,6 +2,7 @@
 // the application logs them once at its boundary. INFO one line per commit or phase, DEBUG per file.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <spdlog/spdlog.h>
 
 #include <string_view>
@@ -13,6 +14,11 @@ namespace lakesync {
 // message), for log collectors. Logs go to stderr so that stdout stays clean for data (scan
 // output, JSON summaries).
 void ConfigureLogging(std::string_view level, std::string_view format = "text");
+
+// One log line with structured fields (a JSON object of scalars): in the json format they become
+// members of the line's object next to "message"; in the text format they follow the message as
+// key=value pairs. For lines a collector filters on (HTTP requests, commits, job runs).
+void LogEvent(spdlog::level::level_enum level, std::string_view message, const nlohmann::json& fields);
 
 }  // namespace lakesync
 
