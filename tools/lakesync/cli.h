@@ -79,5 +79,6 @@ void RegisterScanCommand(Cli& cli);
 void RegisterApplyCommand(Cli& cli);
 void RegisterChangesCommand(Cli& cli);
 void RegisterRunCommands(Cli& cli);
+void RegisterCatalogCommands(Cli& cli);
 
 }  // namespace lakesync::cli

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   RegisterApplyCommand(cli);
   RegisterChangesCommand(cli);
   RegisterRunCommands(cli);
+  RegisterCatalogCommands(cli);
 
   try {
     cli.app.parse(argc, argv);

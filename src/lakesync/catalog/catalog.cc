@@ -34,6 +34,14 @@ Result<TableIdentifier> TableIdentifier::Parse(std::string_view text) {
 
 std::string TableIdentifier::ToString() const { return NamespaceToString(ns) + "." + name; }
 
+Result<LoadedTable> Catalog::StageCreateTable(const CreateTableRequest& request) {
+  return Unsupported("catalog '{}' cannot stage table creations (creating {})", name(), request.identifier.ToString());
+}
+
+Status Catalog::CommitTransaction(const std::vector<TableChange>& changes) {
+  return Unsupported("catalog '{}' cannot commit several tables atomically", name());
+}
+
 Result<std::shared_ptr<iceberg::TableMetadata>> NewTableMetadata(const CreateTableRequest& request,
                                                                  const std::string& location) {
   using namespace iceberg;

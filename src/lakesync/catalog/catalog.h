@@ -39,8 +39,18 @@ std::string NamespaceToString(const Namespace& ns);      // {a, b} → "a.b"
 // A loaded table: its metadata and where that metadata lives.
 struct LoadedTable {
   TableIdentifier identifier;
-  std::string metadata_location;
+  std::string metadata_location;  // empty for a staged (not yet created) table
   iceberg::TableMetadataPtr metadata;
+  // The FileIO for this table's files when it differs from the catalog's (a REST catalog that vends
+  // storage credentials with the table); null: the catalog's io().
+  std::shared_ptr<io::FileIO> io;
+};
+
+// One table's part of a multi-table commit.
+struct TableChange {
+  TableIdentifier identifier;
+  std::vector<iceberg::TableRequirement> requirements;
+  std::vector<iceberg::TableUpdate> updates;
 };
 
 struct CreateTableRequest {
@@ -79,6 +89,10 @@ class Catalog {
   virtual Status RenameTable(const TableIdentifier& from, const TableIdentifier& to) = 0;
   // Registers an existing metadata file as a table.
   virtual Result<LoadedTable> RegisterTable(const TableIdentifier& identifier, const std::string& metadata_location) = 0;
+  // The metadata CreateTable would commit, without committing it (REST "stage-create"): the caller
+  // commits it later with CommitTable(identifier, {AssertCreate}, UpdatesForNewTable(metadata)).
+  // Errors: as CreateTable; kUnsupported where the catalog cannot stage.
+  virtual Result<LoadedTable> StageCreateTable(const CreateTableRequest& request);
 
   // Atomically replaces the table's metadata if every requirement holds on the current metadata.
   // Returns kCommitConflict when a requirement fails or another writer won the race (reload and retry),
@@ -86,6 +100,13 @@ class Catalog {
   virtual Result<LoadedTable> CommitTable(const TableIdentifier& identifier,
                                           const std::vector<iceberg::TableRequirement>& requirements,
                                           const std::vector<iceberg::TableUpdate>& updates) = 0;
+
+  // Whether CommitTransaction can commit several tables atomically.
+  virtual bool SupportsMultiTableCommit() const { return false; }
+  // Commits changes to several tables atomically: all of them or none (REST commitTransaction). Each
+  // table appears at most once. Errors: as CommitTable (a failed requirement on any table is a
+  // kCommitConflict and nothing is committed); kUnsupported when SupportsMultiTableCommit() is false.
+  virtual Status CommitTransaction(const std::vector<TableChange>& changes);
 };
 
 // The metadata for a new table (fresh ids are kept as given; the caller assigns them), with

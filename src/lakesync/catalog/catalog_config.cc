@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "lakesync/catalog/filesystem/filesystem_catalog.h"
+#include "lakesync/catalog/rest/rest_catalog.h"
 #include "lakesync/catalog/sql/sql_catalog.h"
 #include "lakesync/io/file_io.h"
 
@@ -29,7 +30,7 @@ constexpr char kPropBusyTimeout[] = "sqlite.busy-timeout-ms";
 constexpr char kPropInitCatalogTables[] = "init_catalog_tables";
 constexpr char kMemoryDatabase[] = ":memory:";
 
-enum class CatalogType { kSql, kFilesystem };
+enum class CatalogType { kSql, kFilesystem, kRest };
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -54,18 +55,19 @@ Result<CatalogType> TypeOf(const CatalogConfig& config) {
   }
   auto type = Get(config, kPropType);
   if (!type || type->empty()) {
-    return InvalidArgument("catalog '{}': catalog_properties.type is required (one of: sql, hadoop, filesystem)",
+    return InvalidArgument("catalog '{}': catalog_properties.type is required (one of: sql, hadoop, filesystem, rest)",
                            config.catalog_name);
   }
   const std::string t = Lower(*type);
   if (t == "sql" || t == "jdbc") return CatalogType::kSql;
   if (t == "hadoop" || t == "filesystem") return CatalogType::kFilesystem;
-  if (t == "rest" || t == "hive" || t == "glue" || t == "nessie") {
-    return Unsupported("catalog '{}': catalog_properties.type '{}' is not supported yet (use sql or hadoop)",
+  if (t == "rest") return CatalogType::kRest;
+  if (t == "hive" || t == "glue" || t == "nessie") {
+    return Unsupported("catalog '{}': catalog_properties.type '{}' is not supported yet (use sql, hadoop or rest)",
                        config.catalog_name, *type);
   }
   return InvalidArgument("catalog '{}': catalog_properties.type '{}' is not a catalog type (one of: sql, hadoop, "
-                         "filesystem)",
+                         "filesystem, rest)",
                          config.catalog_name, *type);
 }
 
@@ -234,6 +236,8 @@ Result<CatalogConfig> LoadCatalogConfigFile(const std::string& path) {
 Status ValidateCatalogConfig(const CatalogConfig& config) {
   if (config.catalog_name.empty()) return InvalidArgument("catalog_name must not be empty");
   ARROW_ASSIGN_OR_RAISE(CatalogType type, TypeOf(config));
+  // A REST catalog's warehouse is optional: a name or location the server interprets.
+  if (type == CatalogType::kRest) return rest::ValidateRestProperties(config.catalog_name, config.catalog_properties);
   ARROW_RETURN_NOT_OK(Warehouse(config).status());
   if (type == CatalogType::kSql) {
     auto uri = Get(config, kPropUri);
@@ -280,6 +284,11 @@ Result<CatalogConfig> DefaultCatalogConfig() {
 Result<std::shared_ptr<Catalog>> LoadCatalog(const CatalogConfig& config) {
   ARROW_RETURN_NOT_OK(ValidateCatalogConfig(config));
   ARROW_ASSIGN_OR_RAISE(CatalogType type, TypeOf(config));
+  if (type == CatalogType::kRest) {
+    // The REST client makes its FileIO from the properties merged with the server's config.
+    ARROW_ASSIGN_OR_RAISE(auto catalog, rest::RestCatalog::Make(config.catalog_name, config.catalog_properties));
+    return std::static_pointer_cast<Catalog>(catalog);
+  }
   ARROW_ASSIGN_OR_RAISE(std::string warehouse, Warehouse(config));
   LS_ASSIGN_OR_RAISE_CTX(auto io, io::FileIO::Make(config.catalog_properties), "catalog '{}'", config.catalog_name);
   if (type == CatalogType::kSql) {

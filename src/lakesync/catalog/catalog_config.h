@@ -4,14 +4,16 @@
 //
 //   catalog_name: lakesync
 //   catalog_properties:
-//     type: sql                          # sql (alias jdbc) | hadoop (alias filesystem); rest, hive: not yet
+//     type: sql                          # sql (alias jdbc) | hadoop (alias filesystem) | rest; hive: not yet
 //     uri: sqlite:////abs/path/catalog.db
 //     warehouse: file:///abs/path/warehouse
 //
 // Properties read here (all others are passed on to FileIO, e.g. s3.*, gcs.*, adls.*):
-//   type       required, case-insensitive. `sql`/`jdbc`, `hadoop`/`filesystem`; `rest`, `hive`, `glue`,
-//              `nessie` are kUnsupported for now; `catalog-impl` (a Java class) is kUnsupported.
-//   warehouse  required. Where new tables go (a local path or file://, s3://, gs://, abfs(s):// URI).
+//   type       required, case-insensitive. `sql`/`jdbc`, `hadoop`/`filesystem`, `rest` (the REST client's
+//              properties are listed in rest/rest_catalog.h); `hive`, `glue`, `nessie` are kUnsupported
+//              for now; `catalog-impl` (a Java class) is kUnsupported.
+//   warehouse  required (optional for rest). Where new tables go (a local path or file://, s3://, gs://,
+//              abfs(s):// URI).
 //   uri        `sql` only, required. SQLAlchemy spelling as pyiceberg takes it: `sqlite:////abs/x.db`
 //              (four slashes: absolute), `sqlite:///rel/x.db` (relative to the working directory),
 //              `sqlite:///:memory:` or `sqlite://` (private in-memory database); or Java's

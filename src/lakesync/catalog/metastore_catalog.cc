@@ -19,10 +19,22 @@ Result<LoadedTable> MetastoreCatalog::LoadTable(const TableIdentifier& identifie
   if (!location) return NotFound("table '{}' does not exist in catalog '{}'", identifier.ToString(), name());
   LS_ASSIGN_OR_RAISE_CTX(auto metadata, ReadTableMetadata(*io(), *location), "loading table '{}'",
                          identifier.ToString());
-  return LoadedTable{identifier, *location, metadata};
+  return LoadedTable{identifier, *location, metadata, nullptr};
 }
 
 Result<LoadedTable> MetastoreCatalog::CreateTable(const CreateTableRequest& request) {
+  ARROW_ASSIGN_OR_RAISE(auto staged, StageCreateTable(request));
+  std::vector<iceberg::TableRequirement> requirements = {iceberg::AssertCreate{}};
+  auto created = CommitTable(request.identifier, requirements, iceberg::UpdatesForNewTable(*staged.metadata));
+  // Another writer can create the table between the check above and the commit; AssertCreate then
+  // fails as a commit conflict, which for a create means the table already exists.
+  if (!created.ok() && KindOf(created.status()) == ErrorKind::kCommitConflict) {
+    return AlreadyExists("table '{}' already exists (created concurrently)", request.identifier.ToString());
+  }
+  return created;
+}
+
+Result<LoadedTable> MetastoreCatalog::StageCreateTable(const CreateTableRequest& request) {
   ARROW_RETURN_NOT_OK(CheckNamespaceForCreate(request.identifier.ns));
   ARROW_ASSIGN_OR_RAISE(bool exists, TableExists(request.identifier));
   if (exists) return AlreadyExists("table '{}' already exists", request.identifier.ToString());
@@ -33,41 +45,67 @@ Result<LoadedTable> MetastoreCatalog::CreateTable(const CreateTableRequest& requ
     ARROW_ASSIGN_OR_RAISE(location, DefaultTableLocation(request.identifier));
   }
   ARROW_ASSIGN_OR_RAISE(auto metadata, NewTableMetadata(request, location));
-  std::vector<iceberg::TableRequirement> requirements = {iceberg::AssertCreate{}};
-  auto created = CommitTable(request.identifier, requirements, iceberg::UpdatesForNewTable(*metadata));
-  // Another writer can create the table between the check above and the commit; AssertCreate then
-  // fails as a commit conflict, which for a create means the table already exists.
-  if (!created.ok() && KindOf(created.status()) == ErrorKind::kCommitConflict) {
-    return AlreadyExists("table '{}' already exists (created concurrently)", request.identifier.ToString());
+  return LoadedTable{request.identifier, "", metadata, nullptr};
+}
+
+Result<MetastoreCatalog::PreparedCommit> MetastoreCatalog::PrepareCommit(
+    const TableIdentifier& identifier, const std::vector<iceberg::TableRequirement>& requirements,
+    const std::vector<iceberg::TableUpdate>& updates) {
+  const std::string what = "committing to table '" + identifier.ToString() + "'";
+  PreparedCommit prepared{identifier, std::nullopt, nullptr};
+  ARROW_ASSIGN_OR_RAISE(auto current_location, CurrentMetadataLocation(identifier));
+  if (current_location) {
+    ARROW_ASSIGN_OR_RAISE(auto loaded, LoadTable(identifier));
+    prepared.base = std::move(loaded);
   }
-  return created;
+  const iceberg::TableMetadata* base_metadata = prepared.base ? prepared.base->metadata.get() : nullptr;
+  LS_RETURN_NOT_OK_CTX(iceberg::CheckRequirements(base_metadata, requirements), "{}", what);
+  iceberg::ApplyOptions options;
+  if (prepared.base) {
+    options.base_metadata_location = prepared.base->metadata_location;
+    options.max_previous_versions =
+        static_cast<int>(prepared.base->metadata->PropertyAsInt(iceberg::kPropMetadataPreviousVersionsMax, 100));
+  }
+  LS_ASSIGN_OR_RAISE_CTX(prepared.next, iceberg::ApplyUpdates(base_metadata, updates, options), "{}", what);
+  return prepared;
 }
 
 Result<LoadedTable> MetastoreCatalog::CommitTable(const TableIdentifier& identifier,
                                                   const std::vector<iceberg::TableRequirement>& requirements,
                                                   const std::vector<iceberg::TableUpdate>& updates) {
-  const std::string what = "committing to table '" + identifier.ToString() + "'";
-  std::optional<LoadedTable> base;
-  ARROW_ASSIGN_OR_RAISE(auto current_location, CurrentMetadataLocation(identifier));
-  if (current_location) {
-    ARROW_ASSIGN_OR_RAISE(auto loaded, LoadTable(identifier));
-    base = std::move(loaded);
-  }
-  const iceberg::TableMetadata* base_metadata = base ? base->metadata.get() : nullptr;
-  LS_RETURN_NOT_OK_CTX(iceberg::CheckRequirements(base_metadata, requirements), "{}", what);
-  iceberg::ApplyOptions options;
-  if (base) {
-    options.base_metadata_location = base->metadata_location;
-    options.max_previous_versions =
-        static_cast<int>(base->metadata->PropertyAsInt(iceberg::kPropMetadataPreviousVersionsMax, 100));
-  }
-  LS_ASSIGN_OR_RAISE_CTX(auto next, iceberg::ApplyUpdates(base_metadata, updates, options), "{}", what);
+  ARROW_ASSIGN_OR_RAISE(auto prepared, PrepareCommit(identifier, requirements, updates));
+  const auto& base = prepared.base;
   LS_ASSIGN_OR_RAISE_CTX(std::string new_location,
-                         SwapMetadata(identifier, base ? base->metadata_location : std::string(), *next), "{}", what);
-  if (base && next->Property(iceberg::kPropMetadataDeleteAfterCommit, "false") == "true") {
-    DeleteExpiredMetadata(*base, *next);
+                         SwapMetadata(identifier, base ? base->metadata_location : std::string(), *prepared.next),
+                         "committing to table '{}'", identifier.ToString());
+  if (base && prepared.next->Property(iceberg::kPropMetadataDeleteAfterCommit, "false") == "true") {
+    DeleteExpiredMetadata(*base, *prepared.next);
   }
-  return LoadedTable{identifier, new_location, next};
+  return LoadedTable{identifier, new_location, prepared.next, nullptr};
+}
+
+Result<std::vector<std::string>> MetastoreCatalog::SwapMetadataAll(const std::vector<PreparedCommit>& commits) {
+  return Unsupported("catalog '{}' cannot commit several tables atomically", name());
+}
+
+Status MetastoreCatalog::CommitTransaction(const std::vector<TableChange>& changes) {
+  if (changes.empty()) return Status::OK();
+  std::set<TableIdentifier> seen;
+  std::vector<PreparedCommit> prepared;
+  for (const auto& change : changes) {
+    if (!seen.insert(change.identifier).second) {
+      return InvalidArgument("a transaction names table '{}' more than once", change.identifier.ToString());
+    }
+    ARROW_ASSIGN_OR_RAISE(auto p, PrepareCommit(change.identifier, change.requirements, change.updates));
+    prepared.push_back(std::move(p));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto locations, SwapMetadataAll(prepared));
+  for (const auto& p : prepared) {
+    if (p.base && p.next->Property(iceberg::kPropMetadataDeleteAfterCommit, "false") == "true") {
+      DeleteExpiredMetadata(*p.base, *p.next);
+    }
+  }
+  return Status::OK();
 }
 
 void MetastoreCatalog::DeleteExpiredMetadata(const LoadedTable& base, const iceberg::TableMetadata& next) {

@@ -15,11 +15,31 @@ class MetastoreCatalog : public Catalog {
  public:
   Result<LoadedTable> LoadTable(const TableIdentifier& identifier) override;
   Result<LoadedTable> CreateTable(const CreateTableRequest& request) override;
+  Result<LoadedTable> StageCreateTable(const CreateTableRequest& request) override;
   Result<LoadedTable> CommitTable(const TableIdentifier& identifier,
                                   const std::vector<iceberg::TableRequirement>& requirements,
                                   const std::vector<iceberg::TableUpdate>& updates) override;
+  // Prepares every change as CommitTable does (requirements checked, updates applied), then hands
+  // them to SwapMetadataAll; metadata files written for a failed transaction are deleted.
+  Status CommitTransaction(const std::vector<TableChange>& changes) override;
 
  protected:
+  // A commit checked and applied, not yet swapped in.
+  struct PreparedCommit {
+    TableIdentifier identifier;
+    std::optional<LoadedTable> base;  // nullopt: the table is being created
+    std::shared_ptr<iceberg::TableMetadata> next;
+  };
+  // Loads the base, checks the requirements and applies the updates: the one commit rule every
+  // metastore catalog (and so the REST server in front of one) goes through.
+  Result<PreparedCommit> PrepareCommit(const TableIdentifier& identifier,
+                                       const std::vector<iceberg::TableRequirement>& requirements,
+                                       const std::vector<iceberg::TableUpdate>& updates);
+
+  // Makes every prepared commit current at once, or none: returns the new metadata locations in
+  // order. Errors as SwapMetadata; kUnsupported by default (SupportsMultiTableCommit() is false).
+  virtual Result<std::vector<std::string>> SwapMetadataAll(const std::vector<PreparedCommit>& commits);
+
   // The current metadata location of a table, or nullopt when the table does not exist.
   virtual Result<std::optional<std::string>> CurrentMetadataLocation(const TableIdentifier& identifier) = 0;
 

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <utility>
 
+#include "lakesync/catalog/buffered_commits.h"
 #include "lakesync/common/failpoint.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/formats/tabular/tabular.h"
@@ -131,6 +132,50 @@ Result<std::optional<SourcePosition>> CommittedPosition(const iceberg::TableMeta
   }
   return best;
 }
+
+Result<std::optional<int64_t>> FindCommittedPosition(table::Table& table, const std::string& sink_id,
+                                                    const std::string& position) {
+  ARROW_RETURN_NOT_OK(table.Refresh());
+  const auto& metadata = *table.metadata();
+  auto current = metadata.CurrentSnapshot();
+  if (!current) return std::optional<int64_t>();
+  const std::string key = PositionKey(sink_id);
+  for (const auto& s : metadata.Ancestors(current->snapshot_id)) {
+    auto it = s->summary.find(key);
+    if (it != s->summary.end() && it->second == position) return std::optional<int64_t>(s->snapshot_id);
+  }
+  return std::optional<int64_t>();
+}
+
+namespace {
+
+// After a commit whose outcome is unknown (a 5xx or a lost answer from a REST catalog): the files
+// are kept, and the table is reloaded to see whether the commit landed. Returns the snapshot that
+// carries the position, or the original error, with what was checked, when none does or the sink
+// records no position (then nothing can tell).
+Result<int64_t> ResolveUnknownCommit(table::Table& table, const Status& error, const std::optional<std::string>& sink_id,
+                                     const std::optional<SourcePosition>& position) {
+  if (!sink_id || !position) {
+    return WithContext(error, "the commit's outcome is unknown and without a sink_id and source position it cannot be "
+                              "checked; the files written are kept: check the table's history before applying again");
+  }
+  auto found = FindCommittedPosition(table, *sink_id, position->text);
+  if (!found.ok()) {
+    return WithContext(error, fmt::format("the commit's outcome is unknown and reloading {} to check failed ({}); the "
+                                          "files written are kept",
+                                          table.name(), found.status().message()));
+  }
+  if (*found) {
+    LS_LOG_WARN("the commit to {} had an unknown outcome; reloading shows it landed as snapshot {} ({} = {})",
+                table.name(), **found, PositionKey(*sink_id), position->text);
+    return **found;
+  }
+  return WithContext(error, fmt::format("the commit's outcome was unknown and reloading {} shows no snapshot with {} = {}: "
+                                        "it did not land (its files are kept); running the job again applies it",
+                                        table.name(), PositionKey(*sink_id), position->text));
+}
+
+}  // namespace
 
 struct CdcWriter::Destination {
   std::string name;
@@ -640,7 +685,16 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
       return result;
     }
     const Status& error = committed.status();
-    if (KindOf(error) == ErrorKind::kCommitStateUnknown) return error;  // keep every file
+    if (KindOf(error) == ErrorKind::kCommitStateUnknown) {  // keep every file
+      ARROW_ASSIGN_OR_RAISE(int64_t landed, ResolveUnknownCommit(*table, error, config_.sink_id, position));
+      result.snapshot_id = landed;
+      result.attempts = attempt;
+      result.rows_deleted += deleted_positions;
+      result.delete_files = static_cast<int64_t>(attempt_files.size() + equality_files.size());
+      result.message = "the commit's outcome was unknown; reloading showed it landed";
+      dest.written.clear();
+      return result;
+    }
     delete_all(attempt_files);
     if (KindOf(error) == ErrorKind::kAlreadyExists && error.message().find(kAlreadyApplied) != std::string::npos) {
       delete_all(dest.written);
@@ -661,6 +715,19 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
 Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const ApplyOptions& options) {
   destinations_.clear();
   ApplyResult result;
+  // A template writes several tables: where the catalog can, their commits are held back and made
+  // in one atomic transaction at the end, so the tables never disagree about the source position.
+  std::shared_ptr<catalog::BufferedCommitCatalog> buffered;
+  const std::shared_ptr<catalog::Catalog> direct = catalog_;
+  if (IsTemplate(config_.table) && catalog_->SupportsMultiTableCommit()) {
+    buffered = std::make_shared<catalog::BufferedCommitCatalog>(catalog_);
+    catalog_ = buffered;
+  }
+  struct Restore {
+    std::shared_ptr<catalog::Catalog>& slot;
+    std::shared_ptr<catalog::Catalog> value;
+    ~Restore() { slot = value; }
+  } restore{catalog_, direct};
   auto fail = [&](const Status& st) {
     for (auto& d : destinations_) {
       if (d->append_writer) {
@@ -743,6 +810,28 @@ Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const Ap
       t.spilled_bytes += s.spilled_bytes;
     }
     result.tables.push_back(std::move(*r));
+  }
+  if (buffered) {
+    const auto pending = buffered->pending();
+    Status st = buffered->CommitAll();
+    if (!st.ok() && KindOf(st) == ErrorKind::kCommitStateUnknown) {
+      // Atomic: if one table carries the position, all of them do.
+      for (auto& d : destinations_) {
+        if (std::find(pending.begin(), pending.end(), d->id) == pending.end()) continue;
+        std::optional<SourcePosition> position;
+        if (options.source_position) {
+          ARROW_ASSIGN_OR_RAISE(position, ParseSourcePosition(*options.source_position));
+        }
+        auto table = std::make_shared<table::Table>(direct, catalog::LoadedTable{d->id, "", nullptr, nullptr});
+        ARROW_RETURN_NOT_OK(ResolveUnknownCommit(*table, st, config_.sink_id, position).status());
+        st = Status::OK();
+        break;
+      }
+    }
+    if (!st.ok()) {
+      return fail(WithContext(st, fmt::format("committing {} table(s) of {} in one transaction", pending.size(),
+                                              config_.table)));
+    }
   }
   return result;
 }

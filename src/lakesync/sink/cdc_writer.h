@@ -46,6 +46,11 @@ Result<SourcePosition> ParseSourcePosition(std::string_view text);
 Result<std::optional<SourcePosition>> CommittedPosition(const iceberg::TableMetadata& metadata,
                                                         const std::string& sink_id);
 
+// After a commit whose outcome is unknown: reloads the table and returns the snapshot on its main
+// lineage whose summary records `position` for `sink_id` (the commit landed), or nullopt.
+Result<std::optional<int64_t>> FindCommittedPosition(table::Table& table, const std::string& sink_id,
+                                                    const std::string& position);
+
 struct TableApplyResult {
   std::string table;
   bool created = false;
@@ -86,6 +91,10 @@ class CdcWriter {
 
   // Reads every batch, then commits once per destination. On error nothing is committed for the
   // destinations not yet committed and their files are deleted (see the class comment for routing).
+  // With a table template and a catalog that commits several tables atomically
+  // (SupportsMultiTableCommit: SQL, REST servers offering transactions/commit), every destination
+  // commits in one transaction at the end. A commit with an unknown outcome keeps its files; the
+  // table is reloaded and the commit counts as made when a snapshot carries the source position.
   Result<ApplyResult> Apply(arrow::RecordBatchReader& changes, const ApplyOptions& options);
 
   const SinkConfig& config() const { return config_; }

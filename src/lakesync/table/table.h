@@ -23,12 +23,18 @@ class Table {
   const iceberg::TableMetadataPtr& metadata() const { return loaded_.metadata; }
   const std::string& metadata_location() const { return loaded_.metadata_location; }
   const std::shared_ptr<catalog::Catalog>& catalog() const { return catalog_; }
-  std::shared_ptr<io::FileIO> io() const { return catalog_->io(); }
+  // The table's own FileIO when the catalog vended one with it (REST storage credentials), else the
+  // catalog's.
+  std::shared_ptr<io::FileIO> io() const { return loaded_.io ? loaded_.io : catalog_->io(); }
 
   // Reloads the current metadata from the catalog.
   Status Refresh();
   // Takes the result of a commit as the current state.
-  void Update(catalog::LoadedTable loaded) { loaded_ = std::move(loaded); }
+  void Update(catalog::LoadedTable loaded) {
+    // A commit answer carries no storage credentials: keep the ones the table was loaded with.
+    if (!loaded.io) loaded.io = loaded_.io;
+    loaded_ = std::move(loaded);
+  }
 
  private:
   std::shared_ptr<catalog::Catalog> catalog_;

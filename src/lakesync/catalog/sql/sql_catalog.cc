@@ -353,8 +353,8 @@ Result<std::string> SqlCatalog::DefaultTableLocation(const TableIdentifier& iden
   return io::JoinLocation(location, identifier.name);
 }
 
-Result<std::string> SqlCatalog::SwapMetadata(const TableIdentifier& identifier, const std::string& base_location,
-                                             const iceberg::TableMetadata& metadata) {
+Result<std::string> SqlCatalog::WriteNextMetadata(const TableIdentifier& identifier, const std::string& base_location,
+                                                  const iceberg::TableMetadata& metadata) {
   ARROW_RETURN_NOT_OK(ValidateIdentifier(identifier));
   // Java and pyiceberg number metastore metadata files from 00000 at creation and continue from the
   // number in the previous file's name.
@@ -362,15 +362,12 @@ Result<std::string> SqlCatalog::SwapMetadata(const TableIdentifier& identifier, 
   const std::string location = NewMetadataLocation(metadata, version);
   ARROW_ASSIGN_OR_RAISE(std::string encoded, EncodeTableMetadata(metadata));
   LS_RETURN_NOT_OK_CTX(io()->WriteNew(location, encoded), "writing table metadata");
+  return location;
+}
 
-  // Every failure below leaves the row as it was (a single autocommit statement is atomic and a
-  // failed one is rolled back), so the file just written is garbage and goes.
-  auto discard = [&](Status st) {
-    (void)io()->Delete(location);
-    return st;
-  };
+Status SqlCatalog::SwapRowLocked(const TableIdentifier& identifier, const std::string& base_location,
+                                 const std::string& location) {
   const std::string ns = NamespaceToString(identifier.ns);
-  std::lock_guard lock(mutex_);
   if (base_location.empty()) {
     std::string sql =
         "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, "
@@ -382,26 +379,64 @@ Result<std::string> SqlCatalog::SwapMetadata(const TableIdentifier& identifier, 
       params.push_back(std::string(kTableType));
     }
     auto inserted = db_->Execute(sql, params);
-    if (!inserted.ok()) {
-      if (KindOf(inserted.status()) == ErrorKind::kAlreadyExists) {
-        return discard(AlreadyExists("table '{}' already exists in catalog '{}' (created concurrently)",
-                                     identifier.ToString(), name()));
-      }
-      return discard(inserted.status());
+    if (!inserted.ok() && KindOf(inserted.status()) == ErrorKind::kAlreadyExists) {
+      return AlreadyExists("table '{}' already exists in catalog '{}' (created concurrently)", identifier.ToString(),
+                           name());
     }
-    return location;
+    return inserted.status();
   }
-  auto changed = db_->Execute("UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
-                              "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND "
-                              "metadata_location = ?" +
-                                  TypeFilter(),
-                              {location, base_location, options_.catalog_name, ns, identifier.name, base_location});
-  if (!changed.ok()) return discard(changed.status());
-  if (*changed != 1) {
-    return discard(CommitConflict("table '{}' was changed concurrently: its metadata is no longer {}",
-                                  identifier.ToString(), base_location));
+  ARROW_ASSIGN_OR_RAISE(auto changed,
+                        db_->Execute("UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+                                     "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND "
+                                     "metadata_location = ?" +
+                                         TypeFilter(),
+                                     {location, base_location, options_.catalog_name, ns, identifier.name,
+                                      base_location}));
+  if (changed != 1) {
+    return CommitConflict("table '{}' was changed concurrently: its metadata is no longer {}", identifier.ToString(),
+                          base_location);
+  }
+  return Status::OK();
+}
+
+Result<std::string> SqlCatalog::SwapMetadata(const TableIdentifier& identifier, const std::string& base_location,
+                                             const iceberg::TableMetadata& metadata) {
+  ARROW_ASSIGN_OR_RAISE(std::string location, WriteNextMetadata(identifier, base_location, metadata));
+  // Every failure below leaves the row as it was (a single autocommit statement is atomic and a
+  // failed one is rolled back), so the file just written is garbage and goes.
+  std::lock_guard lock(mutex_);
+  Status st = SwapRowLocked(identifier, base_location, location);
+  if (!st.ok()) {
+    (void)io()->Delete(location);
+    return st;
   }
   return location;
+}
+
+Result<std::vector<std::string>> SqlCatalog::SwapMetadataAll(const std::vector<PreparedCommit>& commits) {
+  std::vector<std::string> locations;
+  auto discard = [&](Status st) {
+    for (const auto& l : locations) (void)io()->Delete(l);
+    return st;
+  };
+  for (const auto& c : commits) {
+    auto location = WriteNextMetadata(c.identifier, c.base ? c.base->metadata_location : "", *c.next);
+    if (!location.ok()) return discard(location.status());
+    locations.push_back(*location);
+  }
+  // One IMMEDIATE transaction: every row swaps or, on the first conflict, none (the destructor
+  // rolls back), so the files written are garbage then and go.
+  std::lock_guard lock(mutex_);
+  auto tx = Transaction::BeginImmediate(db_.get());
+  if (!tx.ok()) return discard(tx.status());
+  for (size_t i = 0; i < commits.size(); ++i) {
+    const auto& c = commits[i];
+    Status st = SwapRowLocked(c.identifier, c.base ? c.base->metadata_location : "", locations[i]);
+    if (!st.ok()) return discard(WithContext(st, "committing to table '" + c.identifier.ToString() + "'"));
+  }
+  Status committed = tx->Commit();
+  if (!committed.ok()) return discard(committed);
+  return locations;
 }
 
 Status SqlCatalog::DropTable(const TableIdentifier& identifier, bool purge) {
@@ -487,7 +522,7 @@ Result<LoadedTable> SqlCatalog::RegisterTable(const TableIdentifier& identifier,
     }
     return inserted.status();
   }
-  return LoadedTable{identifier, metadata_location, metadata};
+  return LoadedTable{identifier, metadata_location, metadata, nullptr};
 }
 
 }  // namespace lakesync::catalog

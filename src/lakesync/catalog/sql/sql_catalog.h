@@ -74,6 +74,9 @@ class SqlCatalog : public MetastoreCatalog {
   // Errors: NotFound (namespace or metadata file), kCorrupt (unreadable metadata), AlreadyExists.
   Result<LoadedTable> RegisterTable(const TableIdentifier& identifier, const std::string& metadata_location) override;
 
+  // Several tables commit in one SQLite transaction.
+  bool SupportsMultiTableCommit() const override { return true; }
+
   // Whether the database has the optional iceberg_type column (pyiceberg/Java "V1" schema).
   bool has_iceberg_type() const { return has_iceberg_type_; }
 
@@ -84,6 +87,7 @@ class SqlCatalog : public MetastoreCatalog {
   // A namespace "location" property wins (as in pyiceberg); otherwise
   // <warehouse>/<ns levels joined by '/'>/<table>, as Java's JdbcCatalog places tables.
   Result<std::string> DefaultTableLocation(const TableIdentifier& identifier) override;
+  Result<std::vector<std::string>> SwapMetadataAll(const std::vector<PreparedCommit>& commits) override;
 
  protected:
   // For Make and for tests that reach the commit primitives through a subclass: construct, then
@@ -96,6 +100,13 @@ class SqlCatalog : public MetastoreCatalog {
   // Callers hold mutex_.
   Result<bool> NamespaceExistsLocked(const std::string& ns);
   Result<std::optional<std::string>> CurrentMetadataLocationLocked(const TableIdentifier& identifier);
+  // Writes the next metadata file (not yet current) and returns its location.
+  Result<std::string> WriteNextMetadata(const TableIdentifier& identifier, const std::string& base_location,
+                                        const iceberg::TableMetadata& metadata);
+  // Points the table's row at `location` if it still points at `base_location` (empty: inserts the
+  // row). Errors: kCommitConflict, kAlreadyExists; the caller holds mutex_ and deletes the file.
+  Status SwapRowLocked(const TableIdentifier& identifier, const std::string& base_location,
+                       const std::string& location);
   std::string TypeFilter() const;
 
   SqlCatalogOptions options_;
