@@ -9,6 +9,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 "$root/scripts/setup.sh" --test
+# Apache Iceberg's REST fixture for tests/rest/test_apache_rest_fixture.py, where Java and Maven are
+# installed (the test skips, saying why, where they are not).
+if command -v java >/dev/null && command -v mvn >/dev/null; then
+  "$root/scripts/setup-rest-fixture.sh" || echo "setup-rest-fixture failed: the Apache REST fixture test will skip" >&2
+fi
 
 echo "== unit tests (ctest) =="
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600

@@ -69,7 +69,7 @@ def test_pyiceberg_duckdb_and_lakesync_share_tables_through_the_server(serve, tm
     table = cat.create_table("shop.orders", schema=ORDERS)
     table.append(orders(0, 50))
     table.append(orders(50, 25))
-    expected = rows(orders(0, 75))
+    expected = rows(pa.concat_tables([orders(0, 50), orders(50, 25)]))
     config = server.config_file()
 
     # lakesync's client reads what pyiceberg wrote, and appends to it.
@@ -348,7 +348,7 @@ def test_schemathesis_finds_no_server_errors_and_conforming_responses(serve, tmp
     base = server.url + "/v1"
     requests.post(base + "/namespaces", json={"namespace": ["shop"]})
     rest_catalog(server.url).create_table("shop.t", schema=ORDERS)
-    (tmp_path / "schemathesis.toml").write_text('[parameters]\nprefix = "wh"\nnamespace = "shop"\n')
+    (tmp_path / "schemathesis.toml").write_text('[parameters]\nprefix = "wh"\nnamespace = "shop"\ntable = "t"\n')
     ops = ["getConfig", "listNamespaces", "createNamespace", "loadNamespaceMetadata", "namespaceExists",
            "updateProperties", "listTables", "createTable", "loadTable", "tableExists", "updateTable",
            "renameTable", "reportMetrics", "registerTable", "commitTransaction", "dropTable", "dropNamespace"]
@@ -361,3 +361,29 @@ def test_schemathesis_finds_no_server_errors_and_conforming_responses(serve, tmp
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-2000:]
     assert not [l for l in server.log_lines() if l.get("message") == "rest-catalog request" and l["status"] >= 500]
+
+
+def test_template_destinations_commit_in_one_transaction_through_the_server(serve, tmp_path):
+    server = serve()
+    delta(tmp_path, "create")
+    job = write_job(server, tmp_path, server.url)
+    spec = yaml.safe_load(job.read_text())
+    spec["sink"]["table"] = "shop.by_{region}"
+    spec["sink"].pop("partition_fields", None)
+    job.write_text(yaml.safe_dump(spec))
+    server.lakesync("run", job)
+    expected = delta_rows(tmp_path)
+    cat = rest_catalog(server.url)
+    tables = sorted(t[1] for t in cat.list_tables("shop"))
+    assert tables == sorted(f"by_{r}" for r in {row[2] for row in expected})
+    got, positions = [], set()
+    for name in tables:
+        t = cat.load_table(f"shop.{name}")
+        got += rows(t.scan().to_arrow())
+        summary = t.current_snapshot().summary.additional_properties
+        positions.add(next(v for k, v in summary.items() if k.startswith("lakesync.source-position.")))
+    assert sorted(got) == expected
+    assert len(positions) == 1  # every table carries the same position, committed together
+    commits = [l for l in server.log_lines() if l.get("message") == "rest-catalog request"
+               and l["path"] == "/v1/transactions/commit"]
+    assert commits and all(l["status"] == 204 for l in commits)

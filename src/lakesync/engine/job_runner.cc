@@ -139,7 +139,8 @@ Result<std::optional<int64_t>> JobRunner::CommittedOrdinal() {
     return position_of(id);
   }
   // A template routes rows to several tables of one namespace: resume from the least advanced table
-  // that carries this sink's progress. (Tables commit one after another; a table ahead of the others
+  // that carries this sink's progress. (Where the catalog commits several tables atomically they
+  // carry the same position; elsewhere they commit one after another, and a table ahead of the others
   // re-applies the changes it already has, which merge-on-read by key makes harmless.)
   const auto dot = table.rfind('.');
   if (dot == std::string::npos || sink::IsTemplate(table.substr(0, dot))) {
