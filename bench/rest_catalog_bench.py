@@ -57,9 +57,13 @@ def parse_wrk(text: str) -> dict:
 
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
     non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
-    total = int(re.search(r"(\d+) requests in", text).group(1))
-    return {"per_second": rps, "requests": total, "non_2xx": int(non2xx.group(1)) if non2xx else 0,
-            "p50_ms": latency("50%"), "p99_ms": latency("99%")}
+    m = re.search(r"(\d+) requests in ([\d.]+)(ms|s|m)", text)
+    total = int(m.group(1))
+    seconds = float(m.group(2)) * {"ms": 0.001, "s": 1, "m": 60}[m.group(3)]
+    failed = int(non2xx.group(1)) if non2xx else 0
+    # per_second counts successful answers only (409s of lost commit races are not throughput).
+    return {"answers_per_second": rps, "per_second": (total - failed) / seconds, "requests": total,
+            "non_2xx": failed, "p50_ms": latency("50%"), "p99_ms": latency("99%")}
 
 
 def main() -> int:
@@ -125,7 +129,7 @@ def main() -> int:
 
     print(f"\nload average before {load_before[0]:.2f}, after {load_after[0]:.2f} (1-minute); "
           f"{os.cpu_count()} cores; table with {args.snapshots} snapshots")
-    print(f"{'op':<7}{'conc':>5}{'REST /s':>10}{'p50 ms':>9}{'p99 ms':>9}{'409s':>7}{'floor /s':>10}"
+    print(f"{'op':<7}{'conc':>5}{'REST ok/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'409s':>7}{'floor /s':>10}"
           f"{'floor p99':>10}{'REST/floor':>11}")
     for op in ("load", "commit"):
         for c in (1, 16):

@@ -2,7 +2,11 @@
 
 #include "lakesync/catalog/metadata_files.h"
 
+#include <list>
+#include <mutex>
+#include <regex>
 #include <set>
+#include <unordered_map>
 
 #include "lakesync/common/logging.h"
 
@@ -14,11 +18,63 @@ Status MetastoreCatalog::CheckNamespaceForCreate(const Namespace& ns) {
   return Status::OK();
 }
 
+namespace {
+
+// Parsed metadata files, shared by every catalog of the process. Only files named
+// "<version>-<uuid>.metadata.json" are kept: each is written once under a fresh uuid and never
+// rewritten, so a location always means the same content. ("v<N>.metadata.json" names come back
+// when a table is dropped and created again at the same location, so those are always read.)
+// Loading a table is then one pointer lookup in the catalog plus this cache: what a REST server
+// answering many loadTable calls needs.
+class MetadataCache {
+ public:
+  static MetadataCache& Instance() {
+    static MetadataCache cache;
+    return cache;
+  }
+  static bool Cacheable(const std::string& location) {
+    static const std::regex kUnique(
+        R"((^|/)\d+-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(\.gz)?\.metadata\.json$)");
+    return std::regex_search(location, kUnique);
+  }
+  iceberg::TableMetadataPtr Get(const std::string& location) {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(location);
+    if (it == entries_.end()) return nullptr;
+    order_.splice(order_.begin(), order_, it->second.second);
+    return it->second.first;
+  }
+  void Put(const std::string& location, iceberg::TableMetadataPtr metadata) {
+    constexpr size_t kCapacity = 256;
+    std::lock_guard lock(mutex_);
+    if (entries_.count(location)) return;
+    order_.push_front(location);
+    entries_[location] = {std::move(metadata), order_.begin()};
+    if (entries_.size() > kCapacity) {
+      entries_.erase(order_.back());
+      order_.pop_back();
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::list<std::string> order_;  // most recently used first
+  std::unordered_map<std::string, std::pair<iceberg::TableMetadataPtr, std::list<std::string>::iterator>> entries_;
+};
+
+}  // namespace
+
 Result<LoadedTable> MetastoreCatalog::LoadTable(const TableIdentifier& identifier) {
   ARROW_ASSIGN_OR_RAISE(auto location, CurrentMetadataLocation(identifier));
   if (!location) return NotFound("table '{}' does not exist in catalog '{}'", identifier.ToString(), name());
+  auto& cache = MetadataCache::Instance();
+  const bool cacheable = MetadataCache::Cacheable(*location);
+  if (cacheable) {
+    if (auto cached = cache.Get(*location)) return LoadedTable{identifier, *location, cached, nullptr};
+  }
   LS_ASSIGN_OR_RAISE_CTX(auto metadata, ReadTableMetadata(*io(), *location), "loading table '{}'",
                          identifier.ToString());
+  if (cacheable) cache.Put(*location, metadata);
   return LoadedTable{identifier, *location, metadata, nullptr};
 }
 

@@ -57,7 +57,12 @@ TEST(CatalogConfigTest, ErrorsNameTheKeyAndTheFile) {
               ErrorKind::kInvalidArgument, {"uri"});
   ExpectError("catalog_properties: {type: sql, warehouse: /w, uri: 'postgresql://u@h/db'}", ErrorKind::kUnsupported,
               {"uri", "PostgreSQL"});
-  ExpectError("catalog_properties: {type: rest, warehouse: /w, uri: 'http://x'}", ErrorKind::kUnsupported, {"rest"});
+  // REST: the client's properties are checked without contacting the server.
+  ExpectError("catalog_properties: {type: rest, warehouse: /w}", ErrorKind::kInvalidArgument, {"uri"});
+  ExpectError("catalog_properties: {type: rest, uri: 'http://x', rest.auth.type: google}", ErrorKind::kUnsupported,
+              {"rest.auth.type", "none and oauth2"});
+  ExpectError("catalog_properties: {type: rest, uri: 'http://x', credential: only-an-id}",
+              ErrorKind::kInvalidArgument, {"credential"});
   ExpectError("catalog_properties: {type: hive, warehouse: /w}", ErrorKind::kUnsupported, {"hive"});
   ExpectError("catalog_properties: {type: hadoop, warehouse: 'ftp://h/w'}", ErrorKind::kInvalidArgument,
               {"warehouse", "ftp://h/w"});

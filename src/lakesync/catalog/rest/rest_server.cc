@@ -417,11 +417,19 @@ struct RestCatalogServer::Impl {
           error_hint = TableError(loaded.status(), route.ns);
           return error_hint.status;
         }
-        const std::string etag =
-            fmt::format("\"{:016x}\"", std::hash<std::string>{}(loaded->metadata_location + "|" + mode));
+        const std::string key = loaded->metadata_location + "|" + mode;
+        const std::string etag = fmt::format("\"{:016x}\"", std::hash<std::string>{}(key));
         res.set_header("ETag", etag);
         if (req.get_header_value("If-None-Match") == etag) return R(std::make_pair(304, kNone));
-        return R(std::make_pair(200, LoadResultJson(*loaded, mode == "refs")));
+        // A metadata location names immutable content: its answer is encoded once.
+        if (auto cached = CachedBody(key)) {
+          res.set_content(*cached, "application/json");
+          return R(std::make_pair(200, kNone));
+        }
+        std::string body = LoadResultJson(*loaded, mode == "refs").dump();
+        RememberBody(key, body);
+        res.set_content(body, "application/json");
+        return R(std::make_pair(200, kNone));
       }
       case Endpoint::kTableExists: {
         ARROW_RETURN_NOT_OK(Require(grant, route.ns));
@@ -517,6 +525,29 @@ struct RestCatalogServer::Impl {
     return NotFound("no such endpoint");
   }
 
+  // Encoded loadTable answers by "<metadata location>|<snapshots mode>" (a few, most recent).
+  std::mutex body_mutex;
+  std::map<std::string, std::shared_ptr<const std::string>> bodies;
+  std::deque<std::string> body_order;
+
+  std::shared_ptr<const std::string> CachedBody(const std::string& key) {
+    std::lock_guard lock(body_mutex);
+    auto it = bodies.find(key);
+    return it == bodies.end() ? nullptr : it->second;
+  }
+
+  void RememberBody(const std::string& key, std::string body) {
+    constexpr size_t kMaxBodies = 64;
+    std::lock_guard lock(body_mutex);
+    if (bodies.count(key)) return;
+    bodies[key] = std::make_shared<const std::string>(std::move(body));
+    body_order.push_back(key);
+    if (body_order.size() > kMaxBodies) {
+      bodies.erase(body_order.front());
+      body_order.pop_front();
+    }
+  }
+
   std::optional<Cached> Replay(const std::string& key) {
     std::lock_guard lock(idempotency_mutex);
     auto it = idempotency.find(key);
@@ -609,6 +640,7 @@ struct RestCatalogServer::Impl {
       SendError(res, answer.status(), hint.about_namespace);
     } else {
       res.status = answer->first;
+      // A null body: none (204, 304), or the handler set the content itself.
       if (!answer->second.is_null()) res.set_content(answer->second.dump(), "application/json");
     }
     // Only settled outcomes are replayed; a 5xx may not be the final word.
