@@ -2,6 +2,7 @@
 // in front of a SQL catalog: every operation, the error model, multi-table commits, commits whose
 // outcome is unknown, auth, path tricks, ETags and Idempotency-Key.
 #include <atomic>
+#include <mutex>
 
 #include "catalog_test_util.h"
 #include "lakesync/catalog/buffered_commits.h"
@@ -10,6 +11,7 @@
 #include "lakesync/catalog/rest/rest_protocol.h"
 #include "lakesync/catalog/rest/rest_server.h"
 #include "lakesync/http/client.h"
+#include "lakesync/http/server.h"
 
 namespace lakesync::catalog::rest {
 namespace {
@@ -427,6 +429,73 @@ TEST_F(RestCatalogTest, ErrorsUseTheSpecsBody) {
   EXPECT_EQ(Raw("POST", "/v1/namespaces", R"({"namespace": 5})").status, 400);
   EXPECT_EQ(Raw("PUT", "/v1/namespaces").status, 405);
   EXPECT_EQ(Raw("GET", "/v1/nothing/here/at/all/x").status, 404);
+}
+
+
+// A server of our own making: a config without `endpoints`, defaults and overrides, a token endpoint
+// issuing short-lived tokens, and a namespace listing that checks the headers it gets.
+TEST(RestClientTest, ConfigMergeDefaultEndpointsHeadersAndTokenRefresh) {
+  http::ServerOptions options;
+  options.log_requests = false;
+  ASSERT_OK_AND_ASSIGN(auto server, http::Server::Make(options));
+  std::atomic<int> tokens{0};
+  std::atomic<int> listed{0};
+  std::string seen_project, seen_auth;
+  std::mutex seen_mutex;
+  server->routes().Post("/v1/oauth/tokens", [&](const httplib::Request& req, httplib::Response& res) {
+    const int n = ++tokens;
+    EXPECT_EQ(req.get_param_value("grant_type"), "client_credentials");
+    EXPECT_EQ(req.get_param_value("client_id"), "id");
+    EXPECT_EQ(req.get_param_value("client_secret"), "secret");
+    res.set_content(nlohmann::json{{"access_token", "t" + std::to_string(n)}, {"token_type", "bearer"},
+                                   {"expires_in", 1}}.dump(),
+                    "application/json");
+  });
+  server->routes().Get("/v1/config", [&](const httplib::Request& req, httplib::Response& res) {
+    EXPECT_EQ(req.get_param_value("warehouse"), "wh");
+    res.set_content(R"({"defaults": {"s3.region": "eu-west-1", "clients": "4"},
+                        "overrides": {"prefix": "p1", "clients": "8"}})",
+                    "application/json");
+  });
+  server->routes().Get("/v1/p1/namespaces", [&](const httplib::Request& req, httplib::Response& res) {
+    ++listed;
+    {
+      std::lock_guard lock(seen_mutex);
+      seen_project = req.get_header_value("x-goog-user-project");
+      seen_auth = req.get_header_value("Authorization");
+    }
+    res.set_content(R"({"namespaces": [["a"], ["b"]]})", "application/json");
+  });
+  ASSERT_OK(server->Start());
+  ASSERT_OK_AND_ASSIGN(auto client, RestCatalog::Make("c", {{"uri", server->url()},
+                                                            {"warehouse", "wh"},
+                                                            {"credential", "id:secret"},
+                                                            {"clients", "2"},
+                                                            {"header.x-goog-user-project", "my-project"}}));
+  // defaults < client < overrides
+  EXPECT_EQ(client->properties().at("s3.region"), "eu-west-1");
+  EXPECT_EQ(client->properties().at("clients"), "8");
+  EXPECT_EQ(client->properties().at("prefix"), "p1");
+  // No `endpoints`: the spec's default set, which has transactions but not HEAD.
+  EXPECT_TRUE(client->Supports(Endpoint::kCommitTransaction));
+  EXPECT_TRUE(client->SupportsMultiTableCommit());
+  EXPECT_FALSE(client->Supports(Endpoint::kTableExists));
+  ASSERT_OK_AND_ASSIGN(auto namespaces, client->ListNamespaces({}));
+  EXPECT_EQ(namespaces, (std::vector<Namespace>{{"a"}, {"b"}}));
+  {
+    std::lock_guard lock(seen_mutex);
+    EXPECT_EQ(seen_project, "my-project");
+    EXPECT_EQ(seen_auth.rfind("Bearer t", 0), 0u) << seen_auth;
+  }
+  // The 1-second token is due for refresh at once: the next call fetches a new one first.
+  const int before = tokens.load();
+  ASSERT_OK(client->ListNamespaces({}).status());
+  EXPECT_GT(tokens.load(), before);
+  {
+    std::lock_guard lock(seen_mutex);
+    EXPECT_EQ(seen_auth, "Bearer t" + std::to_string(tokens.load()));
+  }
+  server->Stop();
 }
 
 }  // namespace

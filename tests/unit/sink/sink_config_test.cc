@@ -346,8 +346,8 @@ TEST(SinkConfigTest, CatalogKeys) {
   ExpectError("table: db.t\ncatalog_properties: {type: sql, warehouse: /tmp/w}", {"catalog_properties.uri"});
   ExpectError("table: db.t\ncatalog_properties: {warehouse: /tmp/w}", {"catalog_properties.type"});
   ExpectError("table: db.t\ncatalog_properties: {}", {"catalog_properties.type"});
-  ExpectError("table: db.t\ncatalog_properties: {type: rest, warehouse: /w, uri: 'http://x'}", {"rest"},
-              ErrorKind::kUnsupported);
+  ExpectError("table: db.t\ncatalog_properties: {type: rest, uri: 'http://x', rest.auth.type: sigv4}",
+              {"rest.auth.type", "sigv4"}, ErrorKind::kUnsupported);
   ExpectError("table: db.t\ncatalog_name: ''", {"catalog_name must not be empty"});
   // A name alone is left to the engine (a job-level catalog of that name, or the default).
   ASSERT_OK_AND_ASSIGN(SinkConfig config, FromYaml("table: db.t\ncatalog_name: prod"));
