@@ -12,11 +12,12 @@ One run:
      then POST /v1/namespaces/bench/tables/t with a set-properties update and no requirements (commit:
      each one swaps the metadata pointer; with 16 connections, lost compare-and-swaps answer 409 and
      are counted separately);
-  4. the in-process floor for the same operations and concurrencies;
-  5. prints a table and writes bench/results/rest_catalog_<time>.json with the load average.
+  4. the same table and load against Apache Iceberg's REST fixture (RESTCatalogServer over its in-memory
+     JdbcCatalog, Java 17), when scripts/setup-rest-fixture.sh has installed it;
+  5. the in-process floor for the same operations and concurrencies;
+  6. prints a table and writes bench/results/rest_catalog_<time>.json with the load average.
 
-Apache's REST fixture would be the natural peer; it is not served by the registries here (see
-docs/benchmarks.md), so the floor is the catalog in process. Nothing here is a test.
+Nothing here is a test.
 
     .venv/bin/python bench/rest_catalog_bench.py --seconds 10
 """
@@ -27,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import time
 import subprocess
 import sys
 import tempfile
@@ -84,14 +86,17 @@ def main() -> int:
     def run(*a):
         subprocess.run([str(lakesync), *map(str, a)], env=env, check=True, capture_output=True, cwd=root)
 
-    run("namespace", "create", "bench")
-    (root / "schema.yaml").write_text("fields:\n  - {name: id, type: long, required: true}\n"
-                                      "  - {name: name, type: string}\n")
-    run("table", "create", "bench.t", "--schema", root / "schema.yaml", "--format-version", "3")
-    for i in range(args.snapshots):
-        f = root / f"rows{i}.jsonl"
-        f.write_text("".join(json.dumps({"id": i * 10 + j, "name": f"n{j}"}) + "\n" for j in range(10)))
-        run("table", "append", "bench.t", f)
+    def make_table(*catalog_args):
+        run("namespace", "create", "bench", *catalog_args)
+        (root / "schema.yaml").write_text("fields:\n  - {name: id, type: long, required: true}\n"
+                                          "  - {name: name, type: string}\n")
+        run("table", "create", "bench.t", "--schema", root / "schema.yaml", "--format-version", "3", *catalog_args)
+        for i in range(args.snapshots):
+            f = root / f"rows{i}.jsonl"
+            f.write_text("".join(json.dumps({"id": i * 10 + j, "name": f"n{j}"}) + "\n" for j in range(10)))
+            run("table", "append", "bench.t", f, *catalog_args)
+
+    make_table()
     (root / "catalog.yaml").write_text(
         f"catalog_name: lakesync\ncatalog_properties:\n  type: sql\n"
         f"  uri: sqlite:///{root / 'wh' / 'catalog.db'}\n  warehouse: file://{root / 'wh'}\n")
@@ -116,6 +121,43 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+    fixture_lib = REPO / ".tools" / "iceberg-rest-fixture" / "lib"
+    if fixture_lib.is_dir():
+        (root / "fixture-wh").mkdir()
+        log_path = root / "fixture.log"
+        fixture = subprocess.Popen(["java", "-cp", f"{fixture_lib}/*", "org.apache.iceberg.rest.RESTCatalogServer"],
+                                   # A file database: with its default jdbc:sqlite::memory: every pooled
+                                   # connection would see a database of its own.
+                                   env=dict(os.environ, CATALOG_WAREHOUSE=f"file://{root / 'fixture-wh'}",
+                                            CATALOG_URI=f"jdbc:sqlite:{root / 'fixture.db'}",
+                                            CATALOG_REST_PORT="0"),
+                                   stdout=open(log_path, "wb"), stderr=subprocess.STDOUT)
+        try:
+            port = None
+            deadline = time.monotonic() + 120
+            while port is None and time.monotonic() < deadline and fixture.poll() is None:
+                m = re.search(r"Started ServerConnector@.*\{[\d.]+:(\d+)\}", log_path.read_text(errors="replace"))
+                port = int(m.group(1)) if m else time.sleep(0.3)
+            if port is None:
+                sys.exit(f"the REST fixture did not start: {log_path.read_text(errors='replace')[-2000:]}")
+            fixture_url = f"http://127.0.0.1:{port}"
+            (root / "fixture.yaml").write_text(f"catalog_name: fixture\ncatalog_properties:\n  type: rest\n"
+                                               f"  uri: {fixture_url}\n")
+            make_table("--catalog-config", root / "fixture.yaml")
+            fixture_table = f"{fixture_url}/v1/namespaces/bench/tables/t"
+            for op in ("load", "commit"):
+                for conns in (1, 16):
+                    cmd = [wrk, f"-t{min(conns, 2)}", f"-c{conns}", f"-d{args.seconds}s", "--latency", fixture_table]
+                    if op == "commit":
+                        cmd[1:1] = ["-s", str(root / "commit.lua")]
+                    r = parse_wrk(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+                    r.update(engine="Apache REST fixture 1.10.1 (wrk)", op=op, concurrency=conns)
+                    results.append(r)
+                    print(json.dumps(r), flush=True)
+        finally:
+            fixture.terminate()
+            fixture.wait(timeout=30)
     for op in ("load", "commit"):
         for threads in (1, 16):
             out = subprocess.run([str(floor), "--catalog-config", root / "catalog.yaml", "--table", "bench.t",
@@ -129,15 +171,16 @@ def main() -> int:
 
     print(f"\nload average before {load_before[0]:.2f}, after {load_after[0]:.2f} (1-minute); "
           f"{os.cpu_count()} cores; table with {args.snapshots} snapshots")
-    print(f"{'op':<7}{'conc':>5}{'REST ok/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'409s':>7}{'floor /s':>10}"
-          f"{'floor p99':>10}{'REST/floor':>11}")
+    print(f"{'engine':<34}{'op':<7}{'conc':>5}{'ok/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'409s':>7}{'vs lakesync':>12}")
     for op in ("load", "commit"):
         for c in (1, 16):
-            rest = next(r for r in results if r["op"] == op and r["concurrency"] == c and "wrk" in r["engine"])
-            fl = next(r for r in results if r["op"] == op and r["concurrency"] == c and "floor" in r["engine"])
-            print(f"{op:<7}{c:>5}{rest['per_second']:>10.0f}{rest['p50_ms'] or 0:>9.2f}{rest['p99_ms'] or 0:>9.2f}"
-                  f"{rest['non_2xx']:>7}{fl['per_second']:>10.0f}{fl['p99_ms']:>10.2f}"
-                  f"{rest['per_second'] / fl['per_second']:>11.2f}")
+            ours = next(r for r in results if r["op"] == op and r["concurrency"] == c and "lakesync" in r["engine"])
+            for r in results:
+                if r["op"] != op or r["concurrency"] != c:
+                    continue
+                print(f"{r['engine']:<34}{op:<7}{c:>5}{r['per_second']:>9.0f}{r['p50_ms'] or 0:>9.2f}"
+                      f"{r['p99_ms'] or 0:>9.2f}{r.get('non_2xx', r.get('failures', 0)):>7}"
+                      f"{r['per_second'] / ours['per_second']:>12.2f}")
     out_dir = REPO / "bench" / "results"
     out_dir.mkdir(exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")

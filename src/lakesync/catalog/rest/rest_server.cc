@@ -276,14 +276,9 @@ struct RestCatalogServer::Impl {
 
   void Token(const httplib::Request& req, httplib::Response& res) {
     auto param = [&](const char* name) { return req.has_param(name) ? req.get_param_value(name) : std::string(); };
-    std::string client_id = param("client_id");
-    std::string client_secret = param("client_secret");
-    // RFC 6749 also allows the credentials as HTTP Basic authentication.
-    const std::string authorization = req.get_header_value("Authorization");
-    if (client_id.empty() && authorization.rfind("Basic ", 0) == 0) {
-      // Not decoded here: lakesync's clients and pyiceberg send form fields.
-    }
-    auto issued = auth.IssueToken(param("grant_type"), client_id, client_secret);
+    // The credentials come as form fields (what pyiceberg, Java, DuckDB and lakesync send); HTTP Basic
+    // client authentication (RFC 6749 2.3.1) is not accepted.
+    auto issued = auth.IssueToken(param("grant_type"), param("client_id"), param("client_secret"));
     if (!issued.ok()) {
       const ErrorKind kind = KindOf(issued.status());
       const char* error = kind == ErrorKind::kUnauthenticated ? "invalid_client"
