@@ -75,20 +75,6 @@ class FilesReader : public arrow::RecordBatchReader {
   std::shared_ptr<arrow::Schema> schema_;
 };
 
-nlohmann::json ResultJson(const sink::ApplyResult& r, double seconds) {
-  nlohmann::json tables = nlohmann::json::array();
-  for (const auto& t : r.tables) tables.push_back(sink::TableApplyResultToJson(t));
-  const auto& c = r.changes;
-  return {{"tables", tables},
-          {"changes", {{"total", c.changes}, {"inserts", c.inserts}, {"update_befores", c.update_befores},
-                       {"update_afters", c.update_afters}, {"deletes", c.deletes}, {"keys", c.keys},
-                       {"rows_to_write", c.rows_to_write}, {"keys_to_delete", c.keys_to_delete},
-                       {"collapsed_away", c.collapsed_away}, {"spilled_bytes", c.spilled_bytes}}},
-          {"dead_letters", r.dead_letters},
-          {"dead_letter_location", r.dead_letter_location},
-          {"duration_seconds", seconds}};
-}
-
 }  // namespace
 
 void RegisterApplyCommand(Cli& cli) {
@@ -214,7 +200,7 @@ void RegisterApplyCommand(Cli& cli) {
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       if (a->json) {
-        Print(ResultJson(result, seconds).dump() + "\n");
+        Print(sink::ApplyResultToJson(result, seconds).dump() + "\n");
         return Status::OK();
       }
       std::string out;

@@ -159,6 +159,77 @@ Result<std::optional<int64_t>> JobRunner::CommittedOrdinal() {
   return least;
 }
 
+Result<RunPlan> JobRunner::Plan() {
+  RunPlan plan;
+  ARROW_ASSIGN_OR_RAISE(plan.committed_before, CommittedOrdinal());
+  ARROW_ASSIGN_OR_RAISE(auto latest, source_->Latest());
+  ARROW_ASSIGN_OR_RAISE(auto end, source_->EndOrdinal());
+  auto nothing = [&](std::string message) {
+    plan.nothing_new = true;
+    plan.message = std::move(message);
+    return plan;
+  };
+  if (!latest) return nothing("the source has no commits yet");
+  const int64_t limit = end ? std::min(*end, *latest) : *latest;
+  const auto& committed = plan.committed_before;
+
+  const bool import = !IsCdcSource(job_.source_type) || (job_.initial_snapshot && !committed);
+  if (import) {
+    if (committed) {
+      return nothing(fmt::format("the {} import was already committed at position {}",
+                                 SourceTypeName(job_.source_type), *committed));
+    }
+    ARROW_ASSIGN_OR_RAISE(auto at, source_->FirstOrdinal());
+    if (!at) return nothing("no source commit matches the configured start yet");
+    plan.from = plan.through = *at;
+    plan.initial_snapshot = true;
+  } else {
+    std::optional<int64_t> first;
+    if (committed) {
+      ARROW_ASSIGN_OR_RAISE(first, source_->NextAfter(*committed));
+    } else {
+      ARROW_ASSIGN_OR_RAISE(first, source_->FirstOrdinal());
+    }
+    if (!first || *first > limit) {
+      return nothing(committed ? fmt::format("nothing after position {} (source latest {})", *committed, *latest)
+                               : "no source commit matches the configured start yet");
+    }
+    plan.from = *first;
+    plan.through = limit;
+  }
+  plan.position = source_->PositionText(plan.through);
+  return plan;
+}
+
+Result<std::vector<ReadTask>> JobRunner::Tasks(const RunPlan& plan) {
+  std::vector<ReadTask> tasks;
+  if (plan.nothing_new) return tasks;
+  if (plan.initial_snapshot) {
+    tasks.push_back({plan.from, plan.through, true});
+    return tasks;
+  }
+  std::optional<int64_t> at = plan.from;
+  while (at && *at <= plan.through) {
+    tasks.push_back({*at, *at, false});
+    ARROW_ASSIGN_OR_RAISE(at, source_->NextAfter(*at));
+  }
+  return tasks;
+}
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> JobRunner::Read(const ReadTask& task) {
+  std::shared_ptr<arrow::RecordBatchReader> changes;
+  if (task.snapshot) {
+    ARROW_ASSIGN_OR_RAISE(changes, source_->ReadSnapshot(task.from));
+  } else {
+    ARROW_ASSIGN_OR_RAISE(changes, source_->ReadChanges(task.from, task.through));
+  }
+  if (job_.sink.mode == sink::WriteMode::kAppend && task.snapshot) {
+    return std::make_shared<ObservedReader>(
+        changes, std::vector<std::string>{source_->change_type_column(), source_->sequence_column()}, nullptr);
+  }
+  return changes;
+}
+
 Result<RunSummary> JobRunner::RunOnceAttempt(const RunOptions& options) {
   const auto started = Clock::now();
   RunSummary summary;
@@ -171,55 +242,20 @@ Result<RunSummary> JobRunner::RunOnceAttempt(const RunOptions& options) {
     return summary;
   };
 
-  ARROW_ASSIGN_OR_RAISE(summary.committed_before, CommittedOrdinal());
-  ARROW_ASSIGN_OR_RAISE(auto latest, source_->Latest());
-  ARROW_ASSIGN_OR_RAISE(auto end, source_->EndOrdinal());
-  if (!latest) return finish("nothing-new", "the source has no commits yet");
-  const int64_t limit = end ? std::min(*end, *latest) : *latest;
-  const auto& committed = summary.committed_before;
-
-  const bool import = !IsCdcSource(job_.source_type) || (job_.initial_snapshot && !committed);
-  std::shared_ptr<arrow::RecordBatchReader> changes;
-  int64_t from = 0, through = 0;
-  if (import) {
-    if (committed) {
-      return finish("nothing-new", fmt::format("the {} import was already committed at position {}",
-                                               SourceTypeName(job_.source_type), *committed));
-    }
-    ARROW_ASSIGN_OR_RAISE(auto at, source_->FirstOrdinal());
-    if (!at) return finish("nothing-new", "no source commit matches the configured start yet");
-    from = through = *at;
-    ARROW_ASSIGN_OR_RAISE(changes, source_->ReadSnapshot(*at));
-    summary.initial_snapshot = true;
-  } else {
-    std::optional<int64_t> first;
-    if (committed) {
-      ARROW_ASSIGN_OR_RAISE(first, source_->NextAfter(*committed));
-    } else {
-      ARROW_ASSIGN_OR_RAISE(first, source_->FirstOrdinal());
-    }
-    if (!first || *first > limit) {
-      return finish("nothing-new", committed ? fmt::format("nothing after position {} (source latest {})", *committed,
-                                                           *latest)
-                                             : "no source commit matches the configured start yet");
-    }
-    from = *first;
-    through = limit;
-    ARROW_ASSIGN_OR_RAISE(changes, source_->ReadChanges(from, through));
-  }
+  ARROW_ASSIGN_OR_RAISE(auto plan, Plan());
+  summary.committed_before = plan.committed_before;
+  if (plan.nothing_new) return finish("nothing-new", plan.message);
+  const int64_t from = plan.from, through = plan.through;
   summary.from = from;
   summary.through = through;
-
-  std::vector<std::string> drop;
-  if (job_.sink.mode == sink::WriteMode::kAppend && summary.initial_snapshot) {
-    drop = {source_->change_type_column(), source_->sequence_column()};
-  }
-  auto observed = std::make_shared<ObservedReader>(changes, drop, [&](int64_t rows) {
+  summary.initial_snapshot = plan.initial_snapshot;
+  ARROW_ASSIGN_OR_RAISE(auto changes, Read(ReadTask{from, through, plan.initial_snapshot}));
+  auto observed = std::make_shared<ObservedReader>(changes, std::vector<std::string>{}, [&](int64_t rows) {
     if (options.progress) options.progress(rows, from, through);
   });
   ARROW_ASSIGN_OR_RAISE(auto writer, sink::CdcWriter::Make(catalog_, job_.sink));
   sink::ApplyOptions apply;
-  apply.source_position = source_->PositionText(through);
+  apply.source_position = plan.position;
   apply.source_name = summary.source;
   ARROW_ASSIGN_OR_RAISE(summary.apply, writer->Apply(*observed, apply));
   if (AllSkipped(summary.apply)) {

@@ -49,6 +49,23 @@ struct RunOptions {
 using SourceOpener =
     std::function<Result<std::unique_ptr<ChangeSource>>(const JobConfig&, std::shared_ptr<catalog::Catalog>)>;
 
+// What one run will read: the source range after the committed position (or the import).
+struct RunPlan {
+  std::optional<int64_t> committed_before;  // position found at the start of the run
+  bool nothing_new = false;                 // then `message` says why and nothing is read
+  std::string message;
+  bool initial_snapshot = false;            // import the source's snapshot at `from` (== through)
+  int64_t from = 0, through = 0;            // ordinals, inclusive
+  std::string position;                     // the position text the commit records (of `through`)
+};
+
+// One unit of reading: the commits with ordinals in [from, through] (or the snapshot at `from`).
+// Workers of a distributed run read tasks in parallel (docs/scale-out.md).
+struct ReadTask {
+  int64_t from = 0, through = 0;
+  bool snapshot = false;
+};
+
 class JobRunner {
  public:
   // `catalog`: the job's default catalog: where the sink writes unless its catalog_properties name
@@ -67,6 +84,17 @@ class JobRunner {
 
   // The committed position for the job's sink, the source's latest commit and the lag between them.
   Result<nlohmann::json> StatusJson();
+
+  // A run's steps, for a distributed run (RunOnce is Plan, Read of the whole range, and one apply).
+  // Plan: the range after the sink's committed position. Tasks: the plan cut into one task per
+  // source commit (or the import as one task). Read: one task's changes, shaped for the sink (the
+  // control columns of an import into an append-mode sink dropped).
+  Result<RunPlan> Plan();
+  Result<std::vector<ReadTask>> Tasks(const RunPlan& plan);
+  Result<std::shared_ptr<arrow::RecordBatchReader>> Read(const ReadTask& task);
+  // The catalog the sink writes to.
+  const std::shared_ptr<catalog::Catalog>& catalog() const { return catalog_; }
+  std::string DescribeSource() const { return source_->Describe(); }
 
   const JobConfig& job() const { return job_; }
 

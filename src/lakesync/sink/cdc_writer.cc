@@ -27,6 +27,7 @@
 #include "lakesync/iceberg/write/file_namer.h"
 #include "lakesync/iceberg/write/partition_splitter.h"
 #include "lakesync/sink/key_resolver.h"
+#include "lakesync/sink/staged_apply.h"
 #include "lakesync/sink/table_template.h"
 #include "lakesync/table/append.h"
 #include "lakesync/table/row_deletes.h"
@@ -36,9 +37,6 @@ namespace lakesync::sink {
 namespace {
 
 constexpr int kMaxResolveAttempts = 5;
-// Marks a commit that lost to a writer that applied the same source position first.
-constexpr char kAlreadyApplied[] = "already applied";
-
 std::string PositionKey(const std::string& sink_id) { return kSummarySourcePositionPrefix + sink_id; }
 
 Result<std::shared_ptr<arrow::Table>> ConcatTables(const std::vector<std::shared_ptr<arrow::Table>>& tables,
@@ -100,6 +98,20 @@ Result<SourcePosition> ParseSourcePosition(std::string_view text) {
                            "or '<sequence number>:<snapshot id>')", text);
   }
   return SourcePosition{std::stoll(m[1].str()), std::string(text)};
+}
+
+nlohmann::json ApplyResultToJson(const ApplyResult& r, double seconds) {
+  nlohmann::json tables = nlohmann::json::array();
+  for (const auto& t : r.tables) tables.push_back(TableApplyResultToJson(t));
+  const auto& c = r.changes;
+  return {{"tables", tables},
+          {"changes", {{"total", c.changes}, {"inserts", c.inserts}, {"update_befores", c.update_befores},
+                       {"update_afters", c.update_afters}, {"deletes", c.deletes}, {"keys", c.keys},
+                       {"rows_to_write", c.rows_to_write}, {"keys_to_delete", c.keys_to_delete},
+                       {"collapsed_away", c.collapsed_away}, {"spilled_bytes", c.spilled_bytes}}},
+          {"dead_letters", r.dead_letters},
+          {"dead_letter_location", r.dead_letter_location},
+          {"duration_seconds", seconds}};
 }
 
 nlohmann::json TableApplyResultToJson(const TableApplyResult& t) {
@@ -270,8 +282,9 @@ Result<CdcWriter::Destination*> CdcWriter::DestinationFor(const std::string& nam
   }
   const std::vector<std::string> input_columns = TableColumnsOf(*input_schema, config_, control);
 
-  auto loaded = table::Table::Load(catalog_, dest->id);
-  if (!loaded.ok() && KindOf(loaded.status()) != ErrorKind::kNotFound) return loaded.status();
+  // A staged apply works on the state its driver pinned, and never creates the table.
+  auto loaded = pinned_ ? OpenPinned(catalog_, *pinned_) : table::Table::Load(catalog_, dest->id);
+  if (!loaded.ok() && (pinned_ || KindOf(loaded.status()) != ErrorKind::kNotFound)) return loaded.status();
   if (loaded.ok()) {
     dest->table = *loaded;
   } else {
@@ -492,15 +505,8 @@ Status CdcWriter::Route(const std::shared_ptr<arrow::RecordBatch>& input, const 
   return Status::OK();
 }
 
-Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions& options) {
-  TableApplyResult result;
-  result.table = dest.name;
-  result.created = dest.created;
-  if (dest.skipped) {
-    result.skipped = true;
-    result.message = dest.message;
-    return result;
-  }
+Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const ApplyOptions& options) {
+  StagedRows staged;
   const auto& table = dest.table;
   auto io = table->io();
   auto delete_all = [&](std::vector<std::string>& files) {
@@ -553,10 +559,10 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
   }
   for (const auto& f : data_files) {
     dest.written.push_back(f.file_path);
-    result.rows_written += f.record_count;
-    result.data_bytes += f.file_size_in_bytes;
+    staged.rows_written += f.record_count;
+    staged.data_bytes += f.file_size_in_bytes;
   }
-  result.data_files = static_cast<int64_t>(data_files.size());
+  staged.data_files = std::move(data_files);
 
   // Delete images as the table's Arrow types (the key encoding compares exact types).
   std::shared_ptr<arrow::Table> deletes;
@@ -566,22 +572,21 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
     ARROW_ASSIGN_OR_RAISE(auto conformed, tabular::ConformBatch(batch, dest.delete_arrow, options.source_name));
     ARROW_ASSIGN_OR_RAISE(deletes, arrow::Table::FromRecordBatches({conformed}));
   }
-  std::shared_ptr<arrow::Table> equality_deletes, position_deletes;
+  std::shared_ptr<arrow::Table> equality_deletes;
   if (deletes && config_.delete_strategy == DeleteStrategy::kEquality) {
-    ARROW_ASSIGN_OR_RAISE(std::tie(equality_deletes, position_deletes),
+    ARROW_ASSIGN_OR_RAISE(std::tie(equality_deletes, staged.position_deletes),
                           SplitUnroutableDeletes(deletes, delete_is_old_image, *table->metadata(),
                                                  dest.key_columns));
-    if (position_deletes) {
+    if (staged.position_deletes) {
       LS_LOG_INFO("{}: {} deletes do not tell the partition of the row they replace (key-only deletes or "
                   "after-images without a before-image); resolving them to positions", dest.name,
-                  position_deletes->num_rows());
+                  staged.position_deletes->num_rows());
     }
   } else {
-    position_deletes = deletes;
+    staged.position_deletes = deletes;
   }
 
   // 2. Equality deletes do not depend on the table state: written once.
-  std::vector<iceberg::DataFile> equality_files;
   if (equality_deletes) {
     const auto& m = *table->metadata();
     std::vector<int32_t> ids;
@@ -607,30 +612,57 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
       for (const auto& f : key_arrow->fields()) key_arrays.push_back(g.rows->GetColumnByName(f->name()));
       ARROW_RETURN_NOT_OK(writer->Write(arrow::RecordBatch::Make(key_arrow, g.rows->num_rows(), key_arrays)));
       ARROW_ASSIGN_OR_RAISE(auto file, writer->Close());
-      result.rows_deleted += file.record_count;
-      equality_files.push_back(std::move(file));
+      staged.equality_deleted += file.record_count;
+      staged.equality_files.push_back(std::move(file));
     }
   }
+  return staged;
+}
 
-  // 3. Resolve, write position deletes and commit; a concurrent commit that moved our rows makes us
-  //    resolve again (data files are kept and reused).
-  std::optional<SourcePosition> position;
-  if (options.source_position) {
-    ARROW_ASSIGN_OR_RAISE(position, ParseSourcePosition(*options.source_position));
+Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions& options) {
+  TableApplyResult result;
+  result.table = dest.name;
+  result.created = dest.created;
+  if (dest.skipped) {
+    result.skipped = true;
+    result.message = dest.message;
+    return result;
   }
+  const auto& table = dest.table;
+  auto io = table->io();
+  auto delete_all = [&](std::vector<std::string>& files) {
+    for (const auto& f : files) {
+      auto st = io->Delete(f);
+      if (!st.ok()) LS_LOG_WARN("could not delete {}: {}", f, st.message());
+    }
+    files.clear();
+  };
+
+  ARROW_ASSIGN_OR_RAISE(auto staged, StageRows(dest, options));
+  result.rows_written = staged.rows_written;
+  result.data_bytes = staged.data_bytes;
+  result.data_files = static_cast<int64_t>(staged.data_files.size());
+  result.rows_deleted = staged.equality_deleted;
+
+  // 3. Resolve, write position deletes and commit (staged_apply.h, steps 2-4 in one process); a
+  //    concurrent commit that moved our rows makes us resolve again (data files are kept and reused).
   for (int attempt = 1;; ++attempt) {
-    table::SnapshotUpdate update(table);
     std::vector<std::string> attempt_files;
-    std::set<std::string> resolved_files;
+    FilesToCommit files;
+    files.data_files = staged.data_files;
+    files.delete_files = staged.equality_files;
     int64_t deleted_positions = 0;
     Status st = [&]() -> Status {
-      if (position_deletes) {
+      if (staged.position_deletes) {
         table::PositionDeletes positions(table);
-        ARROW_ASSIGN_OR_RAISE(auto resolved, ResolveKeys(table, *position_deletes, dest.key_columns, positions));
-        resolved_files = resolved.data_files;
+        ARROW_ASSIGN_OR_RAISE(auto resolved,
+                              ResolveKeys(table, *staged.position_deletes, dest.key_columns, positions));
+        files.resolved_data_files = resolved.data_files;
         result.missing_deletes = resolved.stats.keys - resolved.stats.keys_found;
         deleted_positions = positions.count();
-        ARROW_RETURN_NOT_OK(positions.WriteTo(update, attempt_files));
+        ARROW_ASSIGN_OR_RAISE(auto written, positions.Write(attempt_files));
+        for (auto& f : written.added) files.delete_files.push_back(std::move(f));
+        files.removed_deletes = std::move(written.removed);
       }
       return Status::OK();
     }();
@@ -639,50 +671,29 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
       delete_all(dest.written);
       return st;
     }
-    for (const auto& f : data_files) update.AddDataFile(f);
-    for (const auto& f : equality_files) update.AddDeleteFile(f);
-    if (update.empty() && !position) {
-      delete_all(attempt_files);
-      result.skipped = true;
-      result.message = "no changes to apply";
-      return result;
-    }
-    for (const auto& [k, v] : config_.snapshot_properties) update.SetSummaryProperty(k, v);
-    if (config_.sink_id) {
-      update.SetSummaryProperty(kSummarySinkId, *config_.sink_id);
-      if (position) {
-        update.SetSummaryProperty(PositionKey(*config_.sink_id), position->text);
-        // A copy in the table properties, committed atomically with it, survives snapshot expiry.
-        update.SetTableProperty(PositionKey(*config_.sink_id), position->text);
-      }
-    }
-    if (update.empty()) update.SetOperation(iceberg::kOperationAppend);  // progress marker only
-    const std::string sink_id = config_.sink_id.value_or("");
-    update.AddValidation([&](const table::CommitBase& base) -> Status {
-      if (!sink_id.empty() && position) {
-        ARROW_ASSIGN_OR_RAISE(auto committed, CommittedPosition(base.metadata, sink_id));
-        if (committed && position->ordinal <= committed->ordinal) {
-          return AlreadyExists("{}: position {} was committed by another writer (now at {})", kAlreadyApplied,
-                               position->text, committed->text);
-        }
-      }
-      if (!resolved_files.empty()) {
-        ARROW_ASSIGN_OR_RAISE(auto live, base.live_data_files());
-        for (const auto& f : resolved_files) {
-          if (!live->count(f)) return CommitConflict("data file {} was removed by a concurrent commit", f);
-        }
-      }
-      return Status::OK();
-    });
-    Failpoint(kFailpointAfterDataFiles);
-    auto committed = update.Commit();
+    auto committed = CommitFiles(table, files, config_, options.source_position);
     if (committed.ok()) {
-      result.snapshot_id = committed->snapshot_id;
-      result.attempts = attempt;
-      result.rows_deleted += deleted_positions;
-      result.delete_files = static_cast<int64_t>(attempt_files.size() + equality_files.size());
-      dest.written.clear();
-      return result;
+      switch (committed->outcome) {
+        case CommitOutcome::kNothingToDo:
+          delete_all(attempt_files);
+          result.skipped = true;
+          result.message = committed->message;
+          return result;
+        case CommitOutcome::kAlreadyApplied:
+          delete_all(attempt_files);
+          delete_all(dest.written);
+          result.skipped = true;
+          result.message = committed->message;
+          LS_LOG_WARN("{}", result.message);
+          return result;
+        case CommitOutcome::kCommitted:
+          result.snapshot_id = committed->snapshot_id;
+          result.attempts = attempt;
+          result.rows_deleted += deleted_positions;
+          result.delete_files = static_cast<int64_t>(DistinctFiles(files.delete_files));
+          dest.written.clear();
+          return result;
+      }
     }
     const Status& error = committed.status();
     if (KindOf(error) == ErrorKind::kCommitStateUnknown) {  // keep every file
@@ -696,13 +707,6 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
       return result;
     }
     delete_all(attempt_files);
-    if (KindOf(error) == ErrorKind::kAlreadyExists && error.message().find(kAlreadyApplied) != std::string::npos) {
-      delete_all(dest.written);
-      result.skipped = true;
-      result.message = error.message();
-      LS_LOG_WARN("{}", result.message);
-      return result;
-    }
     if (KindOf(error) != ErrorKind::kCommitConflict || attempt >= kMaxResolveAttempts) {
       delete_all(dest.written);
       return error;
@@ -834,6 +838,99 @@ Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const Ap
     }
   }
   return result;
+}
+
+}  // namespace lakesync::sink
+
+namespace lakesync::sink {
+
+Status CdcWriter::CheckDistributable() const {
+  if (IsTemplate(config_.table)) {
+    return Unsupported("table '{}': a distributed apply writes one table; table templates are not supported there yet",
+                       config_.table);
+  }
+  if (config_.only) return Unsupported("only: not supported by a distributed apply yet");
+  if (config_.error_handling) {
+    return Unsupported("error_handling: not supported by a distributed apply yet (invalid rows fail the run)");
+  }
+  return Status::OK();
+}
+
+Result<ApplyTarget> CdcWriter::Prepare(const std::shared_ptr<arrow::Schema>& input_schema,
+                                       const ApplyOptions& options) {
+  ARROW_RETURN_NOT_OK(CheckDistributable());
+  destinations_.clear();
+  ARROW_ASSIGN_OR_RAISE(Destination * dest, DestinationFor(config_.table, input_schema, options));
+  ApplyTarget target;
+  target.table = dest->name;
+  target.metadata_location = dest->table->metadata_location();
+  if (auto current = dest->table->metadata()->CurrentSnapshot()) target.snapshot_id = current->snapshot_id;
+  target.key_columns = dest->key_columns;
+  target.created = dest->created;
+  target.skipped = dest->skipped;
+  target.message = dest->message;
+  destinations_.clear();
+  return target;
+}
+
+Result<StagedShard> CdcWriter::Stage(arrow::RecordBatchReader& changes, const ApplyTarget& target,
+                                     const ApplyOptions& options) {
+  ARROW_RETURN_NOT_OK(CheckDistributable());
+  if (config_.mode == WriteMode::kMergeOnRead &&
+      changes.schema()->GetFieldIndex(config_.sequence_number_column) < 0) {
+    return InvalidArgument("{}: a distributed apply needs the sequence column '{}' in the changes (arrival order "
+                           "does not order changes across workers)", options.source_name,
+                           config_.sequence_number_column);
+  }
+  destinations_.clear();
+  pinned_ = &target;
+  struct Unpin {
+    CdcWriter* w;
+    ~Unpin() { w->pinned_ = nullptr; }
+  } unpin{this};
+  ApplyOptions stage_options = options;
+  stage_options.source_position.reset();  // the driver checked the position; the committer records it
+  auto fail = [&](const Status& st) {
+    for (auto& d : destinations_) {
+      if (d->append_writer) {
+        for (const auto& f : d->append_writer->Abort()) (void)d->table->io()->Delete(f);
+        d->append_writer.reset();
+      }
+      for (const auto& f : d->written) (void)d->table->io()->Delete(f);
+    }
+    destinations_.clear();
+    return st;
+  };
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    Status st = changes.ReadNext(&batch);
+    if (!st.ok()) return fail(WithContext(st, "reading " + options.source_name));
+    if (!batch) break;
+    st = Route(batch, stage_options);
+    if (!st.ok()) return fail(st);
+  }
+  StagedShard out;
+  if (destinations_.empty()) return out;  // no rows in this shard
+  Destination& dest = *destinations_.front();
+  auto staged = StageRows(dest, stage_options);
+  if (!staged.ok()) return fail(WithContext(staged.status(), "applying changes to " + dest.name));
+  out.data_files = std::move(staged->data_files);
+  out.delete_files = std::move(staged->equality_files);
+  out.rows_written = staged->rows_written;
+  out.data_bytes = staged->data_bytes;
+  out.equality_deleted = staged->equality_deleted;
+  if (staged->position_deletes) {
+    table::PositionDeletes positions(dest.table);
+    auto resolved = ResolveKeys(dest.table, *staged->position_deletes, dest.key_columns, positions);
+    if (!resolved.ok()) return fail(WithContext(resolved.status(), "applying changes to " + dest.name));
+    out.resolved_data_files = resolved->data_files;
+    out.missing_deletes = resolved->stats.keys - resolved->stats.keys_found;
+    for (const auto& [path, t] : positions.targets()) out.positions.push_back({t.data_file, t.current_dv, t.positions});
+  }
+  if (dest.collapser) out.changes = dest.collapser->stats();
+  dest.written.clear();  // handed over to the caller
+  destinations_.clear();
+  return out;
 }
 
 }  // namespace lakesync::sink

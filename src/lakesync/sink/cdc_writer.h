@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lakesync/catalog/catalog.h"
+#include "lakesync/iceberg/model/data_file.h"
 #include "lakesync/plan/change_collapser.h"
 #include "lakesync/sink/sink_config.h"
 #include "lakesync/table/table.h"
@@ -78,10 +79,17 @@ struct ApplyResult {
   std::string dead_letter_location;  // where they were written, if any
 };
 
+// The summary of one apply as JSON (tables, changes, dead_letters, dead_letter_location,
+// duration_seconds): `lakesync apply --json` and the Python package's apply() print the same.
+nlohmann::json ApplyResultToJson(const ApplyResult& result, double seconds);
+
 struct ApplyOptions {
   std::optional<std::string> source_position;  // recorded with the commit; skips batches already applied
   std::string source_name = "changes";         // names the input in messages
 };
+
+struct ApplyTarget;
+struct StagedShard;
 
 class CdcWriter {
  public:
@@ -97,19 +105,45 @@ class CdcWriter {
   // table is reloaded and the commit counts as made when a snapshot carries the source position.
   Result<ApplyResult> Apply(arrow::RecordBatchReader& changes, const ApplyOptions& options);
 
+  // A distributed apply's steps (sink/staged_apply.h), for one destination table (no template).
+  //
+  // Prepare: creates the table from `input_schema` if it does not exist, and pins its current state.
+  // With options.source_position already committed for the sink, the target says `skipped`.
+  // Errors: as Apply's, before reading anything; Unsupported for sink options a distributed apply
+  // does not offer (table templates, `only`, error_handling).
+  Result<ApplyTarget> Prepare(const std::shared_ptr<arrow::Schema>& input_schema, const ApplyOptions& options);
+  // Stage: applies one key shard's changes to the pinned state without committing: collapses them,
+  // writes the data files (and equality deletes) and resolves the keys to remove to positions. The
+  // changes must carry the sequence column (arrival order means nothing across shards).
+  // On error the files it wrote are deleted.
+  Result<StagedShard> Stage(arrow::RecordBatchReader& changes, const ApplyTarget& target,
+                            const ApplyOptions& options);
+
   const SinkConfig& config() const { return config_; }
 
  private:
   CdcWriter(std::shared_ptr<catalog::Catalog> catalog, SinkConfig config);
   struct Destination;
+  // Files written for one destination before anything depends on the table state.
+  struct StagedRows {
+    std::vector<iceberg::DataFile> data_files;
+    std::vector<iceberg::DataFile> equality_files;
+    std::shared_ptr<arrow::Table> position_deletes;  // delete images to resolve to positions, or null
+    int64_t rows_written = 0;
+    int64_t data_bytes = 0;
+    int64_t equality_deleted = 0;
+  };
   Result<Destination*> DestinationFor(const std::string& name, const std::shared_ptr<arrow::Schema>& input_schema,
                                       const ApplyOptions& options);
   Status Route(const std::shared_ptr<arrow::RecordBatch>& batch, const ApplyOptions& options);
+  Result<StagedRows> StageRows(Destination& destination, const ApplyOptions& options);
   Result<TableApplyResult> Finish(Destination& destination, const ApplyOptions& options);
+  Status CheckDistributable() const;
 
   std::shared_ptr<catalog::Catalog> catalog_;
   SinkConfig config_;
   std::vector<std::unique_ptr<Destination>> destinations_;
+  const ApplyTarget* pinned_ = nullptr;  // Stage: destinations open this state, never create
 };
 
 }  // namespace lakesync::sink

@@ -56,12 +56,20 @@ Status PositionDeletes::Add(const iceberg::DataFilePtr& data_file, const iceberg
 }
 
 Status PositionDeletes::WriteTo(SnapshotUpdate& update, std::vector<std::string>& written) {
-  if (targets_.empty()) return Status::OK();
-  if (table_->metadata()->format_version >= 3) return WriteDeletionVectors(update, written);
-  return WritePositionDeleteFiles(update, written);
+  ARROW_ASSIGN_OR_RAISE(auto files, Write(written));
+  for (auto& f : files.added) update.AddDeleteFile(std::move(f));
+  for (auto& [path, referenced] : files.removed) update.RemoveDeleteFile(path, referenced);
+  return Status::OK();
 }
 
-Status PositionDeletes::WriteDeletionVectors(SnapshotUpdate& update, std::vector<std::string>& written) {
+Result<WrittenDeletes> PositionDeletes::Write(std::vector<std::string>& written) {
+  if (targets_.empty()) return WrittenDeletes{};
+  if (table_->metadata()->format_version >= 3) return WriteDeletionVectors(written);
+  return WritePositionDeleteFiles(written);
+}
+
+Result<WrittenDeletes> PositionDeletes::WriteDeletionVectors(std::vector<std::string>& written) {
+  WrittenDeletes result;
   const auto& m = *table_->metadata();
   const std::string location =
       io::JoinLocation(DataLocation(m), fmt::format("{}-deletes.puffin", iceberg::NewUuid()));
@@ -98,15 +106,16 @@ Status PositionDeletes::WriteDeletionVectors(SnapshotUpdate& update, std::vector
     f.referenced_data_file = dv.referenced_data_file;
     f.content_offset = dv.content_offset;
     f.content_size_in_bytes = dv.content_size_in_bytes;
-    update.AddDeleteFile(std::move(f));
+    result.added.push_back(std::move(f));
     if (target.current_dv) {
-      update.RemoveDeleteFile(target.current_dv->file_path, target.current_dv->referenced_data_file);
+      result.removed.emplace_back(target.current_dv->file_path, target.current_dv->referenced_data_file.value_or(""));
     }
   }
-  return Status::OK();
+  return result;
 }
 
-Status PositionDeletes::WritePositionDeleteFiles(SnapshotUpdate& update, std::vector<std::string>& written) {
+Result<WrittenDeletes> PositionDeletes::WritePositionDeleteFiles(std::vector<std::string>& written) {
+  WrittenDeletes out;
   const auto& m = *table_->metadata();
   iceberg::FileNamer namer(DataLocation(m), 0, 0);
   std::map<std::string, std::vector<const Target*>> groups;
@@ -127,9 +136,9 @@ Status PositionDeletes::WritePositionDeleteFiles(SnapshotUpdate& update, std::ve
       ARROW_RETURN_NOT_OK(writer->DeletePositions(t->data_file->file_path, t->positions.ToVector()));
     }
     ARROW_ASSIGN_OR_RAISE(auto file, writer->Close());
-    update.AddDeleteFile(std::move(file));
+    out.added.push_back(std::move(file));
   }
-  return Status::OK();
+  return out;
 }
 
 namespace {

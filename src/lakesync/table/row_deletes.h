@@ -17,6 +17,14 @@
 
 namespace lakesync::table {
 
+// Delete files written for a set of positions, not yet registered with a commit: what a worker of a
+// distributed apply hands to the committer.
+struct WrittenDeletes {
+  std::vector<iceberg::DataFile> added;  // deletion vectors (v3) or position delete files (v2)
+  // Deletion vectors the new ones replace (merged into them): {Puffin path, referenced data file}.
+  std::vector<std::pair<std::string, std::string>> removed;
+};
+
 class PositionDeletes {
  public:
   explicit PositionDeletes(std::shared_ptr<Table> table) : table_(std::move(table)) {}
@@ -33,15 +41,22 @@ class PositionDeletes {
   // Writes the delete files and registers them (and the vectors they replace) with `update`.
   // The locations written are appended to `written` so a failed commit can delete them.
   Status WriteTo(SnapshotUpdate& update, std::vector<std::string>& written);
+  // The same files, returned instead of registered (WriteTo is Write plus registering them).
+  Result<WrittenDeletes> Write(std::vector<std::string>& written);
 
- private:
+  // The positions recorded per data file, for handing them to another process (one entry per data
+  // file, in path order). Merging the entries of several PositionDeletes of one table state with
+  // Add(data_file, current_dv, positions) gives one vector per data file.
   struct Target {
     iceberg::DataFilePtr data_file;
     iceberg::DataFilePtr current_dv;
     puffin::PositionBitmap positions;
   };
-  Status WriteDeletionVectors(SnapshotUpdate& update, std::vector<std::string>& written);
-  Status WritePositionDeleteFiles(SnapshotUpdate& update, std::vector<std::string>& written);
+  const std::map<std::string, Target>& targets() const { return targets_; }
+
+ private:
+  Result<WrittenDeletes> WriteDeletionVectors(std::vector<std::string>& written);
+  Result<WrittenDeletes> WritePositionDeleteFiles(std::vector<std::string>& written);
 
   std::shared_ptr<Table> table_;
   std::map<std::string, Target> targets_;  // by data file path
