@@ -1,0 +1,337 @@
+"""Apache Beam transforms over lakesync's core: the same jobs, scaled out.
+
+- :class:`SyncJob` — ``pipeline | SyncJob("job.yaml")``: one run of a ``lakesync run`` job file
+  (the same source and sink keys, the same progress tokens in the target's snapshot summaries), so a
+  job can move between the CLI and Beam and resume exactly where the other stopped.
+- :class:`ReadDeltaChanges`, :class:`ReadIcebergChanges` — bounded change streams as a
+  ``PCollection`` of ``pyarrow.RecordBatch`` (table columns plus control columns), one read task per
+  source commit, read in parallel.
+- :class:`WriteIcebergChanges` — applies a ``PCollection`` of record batches (or anything with
+  ``__arrow_c_stream__``) to one Iceberg table in a single commit.
+
+The shape (docs/scale-out.md): the driver plans (commit range → read tasks, the target table pinned
+to its current metadata); workers read tasks in parallel and split their batches by key hash into
+``num_shards`` shards (the sink's Beam key); each shard collapses its keys, writes its data files and
+resolves its deleted keys to positions in the pinned state; positions are grouped by data file so
+each data file gets exactly one deletion vector; a single committer per table commits everything
+with the progress token. Every step is the C++ core (``lakesync._core``); this module only wires
+them into Beam. A retried bundle leaves at most unreferenced files behind, never duplicates: only
+the committer's output becomes visible, and a retried committer whose first try landed recognises
+its own commit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+import apache_beam as beam
+import pyarrow as pa
+
+import lakesync
+from lakesync import _core, _reader, _stream_capsule
+
+__all__ = ["SyncJob", "ReadDeltaChanges", "ReadIcebergChanges", "WriteIcebergChanges"]
+
+CatalogSpec = Union[Mapping[str, Any], str, "os.PathLike[str]", "lakesync.Catalog", None]
+
+
+def _catalog_config(catalog: CatalogSpec) -> Optional[dict]:
+    """A picklable form of a catalog: its resolved configuration (workers reopen it)."""
+    if catalog is None:
+        return None
+    if not isinstance(catalog, lakesync.Catalog):
+        catalog = lakesync.Catalog(catalog)
+    return json.loads(catalog._core.config_json())
+
+
+def _open_catalog(config: Optional[dict]) -> Optional["_core.Catalog"]:
+    return None if config is None else _core.Catalog(json.dumps(config), None)
+
+
+def _batches(capsule: Any) -> Iterable[pa.RecordBatch]:
+    reader = _reader(capsule)
+    for batch in reader:
+        if batch.num_rows:
+            yield batch
+
+
+def _stream_of(batches: Iterable[pa.RecordBatch]) -> Any:
+    """One Arrow stream over a group's batches (streamed, not concatenated)."""
+    it = iter(batches)
+    first = next(it, None)
+    if first is None:
+        return None
+
+    def chain():
+        yield first
+        yield from it
+
+    return pa.RecordBatchReader.from_batches(first.schema, chain()).__arrow_c_stream__()
+
+
+def _as_batches(element: Any) -> Iterable[pa.RecordBatch]:
+    if isinstance(element, pa.RecordBatch):
+        yield element
+    else:
+        yield from _batches(_stream_capsule(element))
+
+
+def _without_positions(staged_json: str) -> str:
+    doc = json.loads(staged_json)
+    doc["positions"] = []
+    return json.dumps(doc)
+
+
+class _Shard(beam.DoFn):
+    """(batch) → (shard, rows of that shard): the sink's key-hash shards (plan/key_shards.h)."""
+
+    def setup(self):
+        self._next = 0
+
+    def process(self, element, target, num_shards):
+        if target.get("skipped"):
+            return
+        keys = target.get("key_columns") or []
+        for batch in _as_batches(element):
+            if not keys:  # append mode: no keys to keep together, batches go round-robin
+                self._next = (self._next + 1) % num_shards
+                yield self._next, batch
+                continue
+            stream = pa.RecordBatchReader.from_batches(batch.schema, [batch]).__arrow_c_stream__()
+            for shard, capsule in _core.split_by_shard(stream, keys, num_shards):
+                for part in _batches(capsule):
+                    yield shard, part
+
+
+class _Steps:
+    """Opens the C++ object that runs the staged steps, once per worker (DoFn.setup)."""
+
+    def __init__(self, factory):
+        self._factory = factory
+        self._steps = None
+
+    def get(self):
+        if self._steps is None:
+            self._steps = self._factory()
+        return self._steps
+
+
+class _Stage(beam.DoFn):
+    def __init__(self, factory):
+        self._steps = _Steps(factory)
+
+    def setup(self):
+        self._steps.get()
+
+    def process(self, element, target):
+        _, batches = element
+        stream = _stream_of(batches)
+        if stream is None:
+            return
+        yield self._steps.get().stage(json.dumps(target), stream)
+
+
+class _WriteDeletes(beam.DoFn):
+    def __init__(self, factory):
+        self._steps = _Steps(factory)
+
+    def setup(self):
+        self._steps.get()
+
+    def process(self, element, target):
+        _, entries = element
+        yield self._steps.get().write_deletes(json.dumps(target), list(entries))
+
+
+def _positions_by_file_group(staged_json: str, num_groups: int):
+    """Each data file's positions keyed by a hash of its path: one group writes a file's vector."""
+    for entry in json.loads(staged_json)["positions"]:
+        path = entry["data_file"]["file-path"]
+        yield zlib.crc32(path.encode()) % num_groups, json.dumps(entry)
+
+
+def _apply_staged(pcoll, factory, target, num_shards: int, commit_fn, label: str):
+    """The shared middle and end of every write: shard, stage, write deletes, commit once."""
+    keyed = pcoll | f"{label}Shard" >> beam.ParDo(_Shard(), target=beam.pvalue.AsSingleton(target),
+                                                   num_shards=num_shards)
+    staged = (
+        keyed
+        | f"{label}GroupByShard" >> beam.GroupByKey()
+        | f"{label}StageShard" >> beam.ParDo(_Stage(factory), target=beam.pvalue.AsSingleton(target))
+    )
+    deletes = (
+        staged
+        | f"{label}PositionsByDataFile" >> beam.FlatMap(_positions_by_file_group, num_shards)
+        | f"{label}GroupByDataFile" >> beam.GroupByKey()
+        | f"{label}WriteDeletes" >> beam.ParDo(_WriteDeletes(factory), target=beam.pvalue.AsSingleton(target))
+    )
+    shards_for_commit = staged | f"{label}DropPositions" >> beam.Map(_without_positions)
+    return target | f"{label}Commit" >> beam.Map(
+        commit_fn,
+        shards=beam.pvalue.AsList(shards_for_commit),
+        deletes=beam.pvalue.AsList(deletes),
+    )
+
+
+class SyncJob(beam.PTransform):
+    """One run of a ``lakesync run`` job file, applied at the pipeline root::
+
+        with beam.Pipeline() as p:
+            summary = p | lakesync.beam.SyncJob("job.yaml")
+
+    The driver plans the run when the pipeline is built: it reads the position the sink committed to
+    the target, cuts the source commits after it into read tasks (one per Delta version or Iceberg
+    snapshot; an initial import is one task), and pins the target table (creating it if needed).
+    The output is a ``PCollection`` with one element: the run's summary, the same dictionary as
+    ``lakesync run`` prints. ``num_shards`` overrides the sink's ``num_shards``. The job file (and
+    local source and warehouse paths) must be readable by the workers.
+    """
+
+    def __init__(self, job: Union[str, "os.PathLike[str]"], catalog: CatalogSpec = None,
+                 num_shards: Optional[int] = None) -> None:
+        super().__init__()
+        self._job_path = os.path.abspath(os.fspath(job))
+        self._catalog = _catalog_config(catalog)
+        self._num_shards = num_shards
+
+    def _open(self):
+        return _core.Job(self._job_path, _open_catalog(self._catalog))
+
+    def expand(self, pbegin):
+        job = self._open()
+        plan = json.loads(job.plan())
+        num_shards = self._num_shards or job.num_shards
+        job_path, catalog = self._job_path, self._catalog
+
+        def factory():
+            return _core.Job(job_path, _open_catalog(catalog))
+
+        def commit(target, shards, deletes):
+            doc = dict(plan)
+            doc["target"] = target
+            return json.loads(factory().commit(json.dumps(doc), list(shards), list(deletes)))
+
+        if plan["plan"]["nothing_new"] or plan["target"] is None:
+            return pbegin | "Summary" >> beam.Create([None]) | "Commit" >> beam.Map(
+                lambda _: commit(None, [], []))
+
+        read_steps = _Steps(factory)
+
+        def read(task):
+            steps = read_steps.get()
+            yield from _batches(steps.read(task["from"], task["through"], task["snapshot"]))
+
+        tasks = (
+            pbegin
+            | "Tasks" >> beam.Create(plan["tasks"])
+            | "Distribute" >> beam.Reshuffle()
+            | "Read" >> beam.FlatMap(read)
+        )
+        target = pbegin | "Target" >> beam.Create([plan["target"]])
+        return _apply_staged(tasks, factory, target, num_shards, commit, "")
+
+
+class _ReadChanges(beam.PTransform):
+    _type = ""
+
+    def __init__(self, catalog: CatalogSpec = None, **options: Any) -> None:
+        super().__init__()
+        self._options = options
+        self._catalog = _catalog_config(catalog)
+
+    def _open(self):
+        return _core.Source(self._type, json.dumps(self._options), _open_catalog(self._catalog))
+
+    def expand(self, pbegin):
+        source = self._open()
+        bounds = source.range()
+        ordinals = source.ordinals(*bounds) if bounds else []
+        kind, options, catalog = self._type, self._options, self._catalog
+        opened = {}
+
+        def read(ordinal):
+            if "source" not in opened:
+                opened["source"] = _core.Source(kind, json.dumps(options), _open_catalog(catalog))
+            yield from _batches(opened["source"].read(ordinal, ordinal))
+
+        return (
+            pbegin
+            | "Commits" >> beam.Create(ordinals)
+            | "Distribute" >> beam.Reshuffle()
+            | "Read" >> beam.FlatMap(read)
+        )
+
+
+class ReadDeltaChanges(_ReadChanges):
+    """A Delta table's Change Data Feed as a ``PCollection`` of ``pyarrow.RecordBatch``.
+
+    Keyword arguments are Beam's ``delta_lake_cdc`` keys (docs/jobs.md): ``table`` (the path),
+    ``start_version`` or ``start_timestamp``, ``end_version`` or ``end_timestamp``,
+    ``include_metadata_columns``, ``storage_properties``. One read task per version. Bounded.
+    """
+
+    _type = "delta_lake_cdc"
+
+    def __init__(self, table: str, **options: Any) -> None:
+        super().__init__(None, table=table, **options)
+
+
+class ReadIcebergChanges(_ReadChanges):
+    """An Iceberg table's changelog as a ``PCollection`` of ``pyarrow.RecordBatch``.
+
+    Keyword arguments are the ``iceberg_cdc`` keys (docs/changelog.md): ``table``,
+    ``from_snapshot``/``to_snapshot`` (inclusive), timestamps, ``starting_strategy``,
+    ``include_metadata_columns``, ``equality_columns``, ``filter``, ``keep``/``drop``, and the
+    catalog (``catalog=`` or ``catalog_properties``). One read task per snapshot. Bounded: unbounded
+    polling is not implemented (run a SyncJob on a schedule).
+    """
+
+    _type = "iceberg_cdc"
+
+    def __init__(self, table: str, catalog: CatalogSpec = None, **options: Any) -> None:
+        super().__init__(catalog, table=table, **options)
+
+
+class WriteIcebergChanges(beam.PTransform):
+    """Applies a ``PCollection`` of change batches to one Iceberg table, in one commit.
+
+    ``sink_options`` are the Iceberg sink's keys (docs/sink.md; ``num_shards`` sets the shard count).
+    ``source_position`` (with ``sink_id``) is recorded in the commit for exactly-once. The output has
+    one element: the summary dictionary of :meth:`lakesync.Catalog.apply`.
+    """
+
+    def __init__(self, table: str, catalog: CatalogSpec = None, *, source_position: Union[str, int, None] = None,
+                 **sink_options: Any) -> None:
+        super().__init__()
+        options = dict(sink_options)
+        options["table"] = table
+        if "mode" not in options and any(
+            options.get(k) for k in ("change_type_column", "upsert", "equality_columns")
+        ):
+            options["mode"] = "merge-on-read"
+        self._options = options
+        self._catalog = _catalog_config(catalog) or _catalog_config(lakesync.Catalog())
+        self._position = None if source_position is None else str(source_position)
+
+    def expand(self, pcoll):
+        options, catalog, position = self._options, self._catalog, self._position
+
+        def factory():
+            return _core.Sink(_core.Catalog(json.dumps(catalog), None), json.dumps(options))
+
+        num_shards = factory().num_shards
+
+        def prepare(batch):
+            stream = pa.RecordBatchReader.from_batches(batch.schema, [batch]).__arrow_c_stream__()
+            return json.loads(factory().prepare(stream, position))
+
+        def commit(target, shards, deletes):
+            return json.loads(factory().commit(json.dumps(target), position, list(shards), list(deletes)))
+
+        batches = pcoll | "Batches" >> beam.FlatMap(_as_batches)
+        first = batches | "OneBatch" >> beam.combiners.Sample.FixedSizeGlobally(1) | beam.FlatMap(lambda s: s)
+        target = first | "Prepare" >> beam.Map(lambda b: prepare(b.slice(0, 0)))
+        return _apply_staged(batches, factory, target, num_shards, commit, "")
