@@ -163,7 +163,7 @@ def test_iceberg_changelog_workload_is_the_same_through_cli_python_and_beam(beam
     job = tmp_path / "job.yaml"
     job.write_text(json.dumps({
         "name": "items-sync",
-        "source": {"type": "iceberg_cdc", "table": "src.items", "catalog_name": "src",
+        "source": {"type": "iceberg_cdc", "table": "src.items", "catalog_name": "lakesync",
                    "catalog_properties": src.config["catalog_properties"]},
         "sink": {"table": "db.items", "equality_columns": ["id"], "table_properties": {"format-version": "3"}},
     }))
