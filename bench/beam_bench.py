@@ -128,7 +128,7 @@ def main() -> None:
                              "partition_fields": ["bucket(id, 8)"], "table_properties": {"format-version": "3"}}}))
                 started = time.monotonic()
                 if engine == "run":
-                    p = subprocess.run([args.lakesync, "--catalog-config", cfg, "run", job],
+                    p = subprocess.run([args.lakesync, "run", job, "--catalog-config", cfg],
                                        capture_output=True, text=True)
                     commit = None
                 else:
