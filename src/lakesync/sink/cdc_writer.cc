@@ -644,6 +644,10 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
   result.data_files = static_cast<int64_t>(staged.data_files.size());
   result.rows_deleted = staged.equality_deleted;
 
+  std::optional<SourcePosition> position;
+  if (options.source_position) {
+    ARROW_ASSIGN_OR_RAISE(position, ParseSourcePosition(*options.source_position));
+  }
   // 3. Resolve, write position deletes and commit (staged_apply.h, steps 2-4 in one process); a
   //    concurrent commit that moved our rows makes us resolve again (data files are kept and reused).
   for (int attempt = 1;; ++attempt) {
@@ -701,7 +705,7 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
       result.snapshot_id = landed;
       result.attempts = attempt;
       result.rows_deleted += deleted_positions;
-      result.delete_files = static_cast<int64_t>(attempt_files.size() + equality_files.size());
+      result.delete_files = static_cast<int64_t>(DistinctFiles(files.delete_files));
       result.message = "the commit's outcome was unknown; reloading showed it landed";
       dest.written.clear();
       return result;
