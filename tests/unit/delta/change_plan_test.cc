@@ -6,6 +6,7 @@
 #include <arrow/api.h>
 
 #include "delta_test_util.h"
+#include "lakesync/delta/deletion_vector.h"
 #include "lakesync/delta/delta_table.h"
 
 namespace lakesync::delta {
