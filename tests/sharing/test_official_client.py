@@ -214,6 +214,14 @@ def test_parquet_format_is_refused_for_dv_and_column_mapping_tables(serve, corpu
 def test_changes_of_dv_and_column_mapping_tables_in_delta_format(serve, corpus, tmp_path, name, start):
     server = _serve_corpus(serve, corpus, tmp_path, [name])
     url = f"{server.profile()}#share1.default.{name.replace('-', '_')}"
+    if "column-mapping" in name:
+        # The client's own reader refuses: delta-kernel-rs 0.22 (in delta-kernel-rust-sharing-wrapper
+        # 0.3.3) has no change data feed under column mapping, nor has deltalake 1.6.6 (the same message).
+        # The server's answer itself is read by lakesync's client in test_lakesync_client.py, held there
+        # against the Delta source reading the table directly (which tests/delta holds against chDB).
+        with pytest.raises(Exception, match="Column mapping is not supported for read operation 'CHANGE DATA FEED"):
+            delta_sharing.load_table_changes_as_pandas(url, starting_version=start, use_delta_format=True)
+        return
     expected = D.deltalake_cdf(corpus[name], start, None, scratch=tmp_path)
     columns = [c for c in expected.column_names if c != "_commit_timestamp"]
     got = delta_sharing.load_table_changes_as_pandas(url, starting_version=start, use_delta_format=True)
