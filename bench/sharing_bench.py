@@ -121,6 +121,22 @@ def wrk(url: str, method: str, body: str | None, seconds: int, connections: int 
             "non_2xx": int(errors.group(1)) if errors else 0}
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (/proc/PID/stat fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu_per_request(pid: int, send, n: int) -> float:
+    """Milliseconds of server CPU per request over n sequential requests: the figure the load on
+    the shared machine does not change (wall latency under 16 clients is at most 16 / cores times it
+    once the clients saturate the cores)."""
+    before = cpu_seconds(pid)
+    for i in range(n):
+        send(i)
+    return (cpu_seconds(pid) - before) * 1000 / n
+
+
 def timed(fn, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -158,6 +174,20 @@ def main() -> None:
             print(json.dumps({"bench": "query-cold", "files": args.files, "seconds": round(cold, 4),
                               "bytes": len(first.content)}))
             print(json.dumps({"bench": "query-10k-files", "clients": 16, **wrk(q, "POST", "{}", args.seconds)}))
+            ms = server_cpu_per_request(proc.pid, lambda i: requests.post(q, json={}, headers=headers, timeout=600),
+                                        20)
+            print(json.dumps({"bench": "query-10k-files-cached", "server_cpu_ms_per_request": round(ms, 2)}))
+
+            def uncached(i):
+                hint = json.dumps({"op": "greaterThanOrEqual", "children": [
+                    {"op": "column", "name": "id", "valueType": "long"},
+                    {"op": "literal", "value": str(-1 - i), "valueType": "long"}]})
+                r = requests.post(q, json={"jsonPredicateHints": hint}, headers=headers, timeout=600)
+                assert len(r.text.splitlines()) == args.files + 2
+
+            ms = server_cpu_per_request(proc.pid, uncached, 5)
+            print(json.dumps({"bench": "query-10k-files-computed", "server_cpu_ms_per_request": round(ms, 2),
+                              "note": "predicate evaluated on every file's stats, 10,000 URLs signed"}))
             # Distinct bodies defeat the answer cache: each request filters and signs again.
             pred = json.dumps({"op": "greaterThanOrEqual", "children": [
                 {"op": "column", "name": "id", "valueType": "long"},
@@ -172,6 +202,8 @@ def main() -> None:
             assert first.status_code == 200, first.text
             print(json.dumps({"bench": "changes-10-versions", "clients": 16, "lines": len(first.text.splitlines()),
                               **wrk(c, "GET", None, args.seconds)}))
+            ms = server_cpu_per_request(proc.pid, lambda i: requests.get(c, headers=headers, timeout=600), 20)
+            print(json.dumps({"bench": "changes-10-versions", "server_cpu_ms_per_request": round(ms, 2)}))
 
             import delta_sharing
             from deltalake import DeltaTable
@@ -180,12 +212,36 @@ def main() -> None:
             profile.write_text(json.dumps({"shareCredentialsVersion": 1, "endpoint": endpoint, "bearerToken": TOKEN}))
             url = f"{profile}#bench.s.versions"
             rows = args.versions * (args.rows_per_version // 10) * 10 + 10
-            direct = timed(lambda: DeltaTable(str(versions)).to_pandas(), args.repeat)
-            parquet = timed(lambda: delta_sharing.load_as_pandas(url, use_delta_format=False), args.repeat)
-            delta = timed(lambda: delta_sharing.load_as_pandas(url, use_delta_format=True), args.repeat)
-            print(json.dumps({"bench": "client-load", "rows": rows, "deltalake_direct_s": round(direct, 3),
-                              "sharing_parquet_s": round(parquet, 3), "sharing_delta_s": round(delta, 3),
-                              "ratio_parquet": round(parquet / direct, 2), "ratio_delta": round(delta / direct, 2)}))
+            # Side by side, round-robin, best of `repeat`; the server's CPU during the sharing loads shows
+            # how much of their time is the server's.
+            best = {"direct": float("inf"), "parquet": float("inf"), "delta": float("inf")}
+            server_cpu = {"parquet": 0.0, "delta": 0.0}
+            for _ in range(args.repeat):
+                best["direct"] = min(best["direct"], timed(lambda: DeltaTable(str(versions)).to_pandas(), 1))
+                for fmt, flag in (("parquet", False), ("delta", True)):
+                    before = cpu_seconds(proc.pid)
+                    best[fmt] = min(best[fmt], timed(lambda: delta_sharing.load_as_pandas(url, use_delta_format=flag), 1))
+                    server_cpu[fmt] += (cpu_seconds(proc.pid) - before) / args.repeat
+            print(json.dumps({"bench": "client-load", "rows": rows, "deltalake_direct_s": round(best["direct"], 3),
+                              "sharing_parquet_s": round(best["parquet"], 3), "sharing_delta_s": round(best["delta"], 3),
+                              "ratio_parquet": round(best["parquet"] / best["direct"], 2),
+                              "ratio_delta": round(best["delta"] / best["direct"], 2),
+                              "server_cpu_s_parquet": round(server_cpu["parquet"], 3),
+                              "server_cpu_s_delta": round(server_cpu["delta"], 3)}))
+            n = args.versions
+
+            def direct_cdf():
+                reader = DeltaTable(str(versions)).load_cdf(starting_version=1, ending_version=n)
+                return pa.table(reader.read_all()).to_pandas()
+
+            direct = timed(direct_cdf, args.repeat)
+            parquet = timed(lambda: delta_sharing.load_table_changes_as_pandas(url, 1, n), args.repeat)
+            delta = timed(lambda: delta_sharing.load_table_changes_as_pandas(url, 1, n, use_delta_format=True),
+                          args.repeat)
+            print(json.dumps({"bench": "client-changes", "rows": n * (args.rows_per_version // 10) * 10,
+                              "deltalake_load_cdf_s": round(direct, 3), "sharing_parquet_s": round(parquet, 3),
+                              "sharing_delta_s": round(delta, 3), "ratio_parquet": round(parquet / direct, 2),
+                              "ratio_delta": round(delta / direct, 2)}))
         finally:
             proc.terminate()
             proc.wait(timeout=60)
