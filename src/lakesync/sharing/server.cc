@@ -129,7 +129,7 @@ struct SharingService::Impl {
   ServerConfig config;
   SharingServiceOptions options;
   std::shared_ptr<io::FileIO> io;
-  Signer signer{""};
+  std::unique_ptr<Signer> signer;
 
   std::map<std::string, const ShareConfig*> shares;  // lower-case name
   struct TableRef {
@@ -392,10 +392,11 @@ struct SharingService::Impl {
   // The path of a file (or deletion vector) below the table root, for its URL. Files outside the
   // root are refused: a shared table exposes its own directory and nothing else.
   std::string RelativePath(const TableRef& ref, const std::string& root, const std::string& raw) const {
-    // file:/x, file:///x and /x name the same file; compare canonical spellings.
-    const std::string location = Check(io::NormalizeLocation(raw));
     std::string prefix = root;
     if (prefix.back() != '/') prefix += '/';
+    if (raw.rfind(prefix, 0) == 0 && raw.find("/.") == std::string::npos) return raw.substr(prefix.size());
+    // file:/x, file:///x and /x name the same file; compare canonical spellings.
+    const std::string location = Check(io::NormalizeLocation(raw));
     if (location.rfind(prefix, 0) != 0) {
       Fail(Unsupported("table {} references {}, which is outside its directory {}; lakesync shares only files "
                        "below a table's root",
@@ -414,7 +415,7 @@ struct SharingService::Impl {
       if (slash == std::string::npos) break;
       start = slash + 1;
     }
-    const std::string sig = signer.Sign(Join(Join(triple, rel), std::to_string(expires)));
+    const std::string sig = signer->Sign(Join(Join(triple, rel), std::to_string(expires)));
     return base + config.endpoint + "/files/" + http::PercentEncode(ref.share->name) + "/" +
            http::PercentEncode(ref.schema->name) + "/" + http::PercentEncode(ref.table->name) + path +
            "?expires=" + std::to_string(expires) + "&" + kSignatureParam + "=" + sig;
@@ -472,7 +473,7 @@ struct SharingService::Impl {
       page.limit = std::min(*max_files, config.page_size_limit);
     }
     if (!token) return page;
-    auto claims = Check(signer.Open(*token, "pageToken"));
+    auto claims = Check(signer->Open(*token, "pageToken"));
     if (claims.value("k", "") != kind || claims.value("h", "") != hash) {
       Fail(InvalidArgument("pageToken belongs to another request (its parameters or table differ)"));
     }
@@ -483,7 +484,7 @@ struct SharingService::Impl {
   }
 
   std::string NextPageToken(const std::string& kind, const std::string& hash, int64_t offset, int64_t version) const {
-    return signer.Seal(Json{{"k", kind}, {"h", hash}, {"o", offset}, {"v", version}, {"x", Now() + config.page_token_ttl_ms}});
+    return signer->Seal(Json{{"k", kind}, {"h", hash}, {"o", offset}, {"v", version}, {"x", Now() + config.page_token_ttl_ms}});
   }
 
   // ---- Endpoints ----
@@ -543,7 +544,7 @@ struct SharingService::Impl {
     }
     int64_t offset = 0;
     if (req.has_param("pageToken") && !req.get_param_value("pageToken").empty()) {
-      auto claims = Check(signer.Open(req.get_param_value("pageToken"), "pageToken"));
+      auto claims = Check(signer->Open(req.get_param_value("pageToken"), "pageToken"));
       if (claims.value("k", "") != "list" || claims.value("s", "") != scope) {
         Fail(InvalidArgument("pageToken belongs to another listing"));
       }
@@ -554,7 +555,7 @@ struct SharingService::Impl {
     const int64_t n = static_cast<int64_t>(items.size());
     for (int64_t i = offset; i < std::min(n, offset + max); ++i) page.push_back(items[i]);
     out["items"] = std::move(page);
-    if (offset + max < n) out["nextPageToken"] = signer.Seal(Json{{"k", "list"}, {"s", scope}, {"o", offset + max}});
+    if (offset + max < n) out["nextPageToken"] = signer->Seal(Json{{"k", "list"}, {"s", scope}, {"o", offset + max}});
     Reply r;
     r.content_type = kJson;
     r.body = std::make_shared<const std::string>(out.dump());
@@ -646,7 +647,7 @@ struct SharingService::Impl {
     std::optional<int64_t> pinned;
     const Page page = OpenPage(q.page_token, q.max_files, "query", hash, &pinned);
     if (q.refresh_token) {
-      auto claims = Check(signer.Open(*q.refresh_token, "refreshToken"));
+      auto claims = Check(signer->Open(*q.refresh_token, "refreshToken"));
       if (claims.value("k", "") != "refresh" || claims.value("t", "") != ref.Name()) {
         Fail(InvalidArgument("refreshToken belongs to another table"));
       }
@@ -744,7 +745,7 @@ struct SharingService::Impl {
       EndStreamAction e;
       if (last < total) e.next_page_token = NextPageToken("query", hash, last, version);
       if (q.include_refresh_token && !q.page_token) {
-        e.refresh_token = signer.Seal(
+        e.refresh_token = signer->Seal(
             Json{{"k", "refresh"}, {"t", ref.Name()}, {"v", version}, {"x", Now() + config.refresh_token_ttl_ms}});
       }
       if (last > page.offset) e.min_url_expiration_timestamp = expires;
@@ -908,7 +909,7 @@ struct SharingService::Impl {
     const std::string expires_text = req.get_param_value("expires");
     const std::string sig = req.get_param_value(kSignatureParam);
     const std::string triple = share + "/" + schema + "/" + name;
-    if (expires_text.empty() || sig.empty() || !signer.Verify(Join(Join(triple, rel), expires_text), sig)) {
+    if (expires_text.empty() || sig.empty() || !signer->Verify(Join(Join(triple, rel), expires_text), sig)) {
       Fail(MakeError(ErrorKind::kForbidden, "the file URL's signature is not valid"));
     }
     int64_t expires = 0;
@@ -959,7 +960,7 @@ struct SharingService::Impl {
 Result<std::unique_ptr<SharingService>> SharingService::Make(ServerConfig config, SharingServiceOptions options) {
   auto impl = std::make_unique<Impl>();
   LS_ASSIGN_OR_RAISE_CTX(impl->io, io::FileIO::Make(config.storage_properties), "shares.yaml storage_properties");
-  impl->signer = Signer(config.url_signing_key);
+  impl->signer = std::make_unique<Signer>(config.url_signing_key);
   impl->config = std::move(config);
   impl->options = std::move(options);
   for (const auto& s : impl->config.shares) impl->shares[Lower(s.name)] = &s;

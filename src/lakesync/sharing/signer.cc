@@ -2,7 +2,8 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
 #include <openssl/rand.h>
 
 namespace lakesync::sharing {
@@ -33,13 +34,23 @@ Signer::Signer(std::string key) : key_(std::move(key)) {
     key_.resize(32);
     RAND_bytes(reinterpret_cast<unsigned char*>(key_.data()), static_cast<int>(key_.size()));
   }
+  EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  keyed_ = EVP_MAC_CTX_new(mac);
+  EVP_MAC_free(mac);  // the context keeps its own reference
+  char digest[] = "SHA256";
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0), OSSL_PARAM_construct_end()};
+  EVP_MAC_init(keyed_, reinterpret_cast<const unsigned char*>(key_.data()), key_.size(), params);
 }
+
+Signer::~Signer() { EVP_MAC_CTX_free(keyed_); }
 
 std::string Signer::Sign(std::string_view payload) const {
   unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()), reinterpret_cast<const unsigned char*>(payload.data()),
-       payload.size(), mac, &len);
+  size_t len = 0;
+  EVP_MAC_CTX* ctx = EVP_MAC_CTX_dup(keyed_);
+  EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(payload.data()), payload.size());
+  EVP_MAC_final(ctx, mac, &len, sizeof(mac));
+  EVP_MAC_CTX_free(ctx);
   return Hex(mac, len);
 }
 
