@@ -15,9 +15,10 @@ import json
 import pyarrow as pa
 import pytest
 
+import sharing_env  # noqa: F401  (puts tests/delta on sys.path)
 import delta_oracles as D
 import delta_tables as T
-from conftest import shares_config
+from sharing_env import shares_config
 
 deltalake = pytest.importorskip("deltalake")
 

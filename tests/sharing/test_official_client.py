@@ -15,8 +15,9 @@ import math
 import pyarrow as pa
 import pytest
 
+import sharing_env  # noqa: F401  (puts tests/delta on sys.path)
 import delta_oracles as D
-from conftest import shares_config
+from sharing_env import shares_config
 
 delta_sharing = pytest.importorskip("delta_sharing")
 deltalake = pytest.importorskip("deltalake")

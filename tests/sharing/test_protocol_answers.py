@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 import requests
 
-from conftest import TOKEN, shares_config
+from sharing_env import TOKEN, shares_config
 
 deltalake = pytest.importorskip("deltalake")
 

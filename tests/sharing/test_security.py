@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 import requests
 
-from conftest import TOKEN, shares_config, wait_for
+from sharing_env import TOKEN, shares_config, wait_for
 
 deltalake = pytest.importorskip("deltalake")
 

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from conftest import LAKESYNC, shares_config
+from sharing_env import LAKESYNC, shares_config
 
 deltalake = pytest.importorskip("deltalake")
 pyiceberg = pytest.importorskip("pyiceberg")
