@@ -7,6 +7,8 @@ find_package(fmt REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(ZLIB REQUIRED)
+# OpenSSL's libcrypto: HMAC-SHA256 for the sharing server's signed URLs and tokens, SHA-256/MD5 ids.
+find_package(OpenSSL REQUIRED)
 find_package(GTest)
 
 pkg_check_modules(AVRO REQUIRED IMPORTED_TARGET avro-c)

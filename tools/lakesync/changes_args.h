@@ -14,7 +14,7 @@
 namespace lakesync::cli {
 
 struct ChangesArgs {
-  std::string source;  // delta | iceberg
+  std::string source;  // delta | iceberg | sharing
   std::string table;   // Delta: a path or URI; Iceberg: NAMESPACE.TABLE in the catalog
   // Delta bounds (versions) and, for both sources, timestamps (ISO-8601 or epoch milliseconds).
   std::optional<int64_t> start_version, end_version;
@@ -34,6 +34,9 @@ struct ChangesArgs {
 // for); the command writes it with WriteRows.
 Result<std::shared_ptr<arrow::RecordBatchReader>> OpenDeltaChanges(const ChangesArgs& args,
                                                                    const GlobalOptions& global);
+// --source sharing: the change data feed of a shared table, read from its server.
+Result<std::shared_ptr<arrow::RecordBatchReader>> OpenSharingChanges(const ChangesArgs& args,
+                                                                     const GlobalOptions& global);
 Result<std::shared_ptr<arrow::RecordBatchReader>> OpenIcebergChanges(const ChangesArgs& args,
                                                                      const GlobalOptions& global);
 // Iceberg, batch or --follow (which writes each snapshot's rows as soon as they are read, so it

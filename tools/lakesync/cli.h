@@ -80,5 +80,6 @@ void RegisterApplyCommand(Cli& cli);
 void RegisterChangesCommand(Cli& cli);
 void RegisterRunCommands(Cli& cli);
 void RegisterCatalogCommands(Cli& cli);
+void RegisterShareCommands(Cli& cli);
 
 }  // namespace lakesync::cli

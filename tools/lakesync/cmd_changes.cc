@@ -8,11 +8,16 @@ void RegisterChangesCommand(Cli& cli) {
   auto a = std::make_shared<ChangesArgs>();
   auto* cmd = cli.app.add_subcommand(
       "changes", "Print a source's changes: a Delta table's Change Data Feed or an Iceberg table's changelog");
-  cmd->add_option("--source", a->source, "delta or iceberg")->required()->check(CLI::IsMember({"delta", "iceberg"}));
-  cmd->add_option("--table,-t", a->table, "Delta: the table's path or URI; Iceberg: NAMESPACE.TABLE")->required();
-  cmd->add_option("--start-version", a->start_version, "Delta: first version to read (inclusive)")
+  cmd->add_option("--source", a->source, "delta, iceberg or sharing (a table shared over Delta Sharing)")
+      ->required()
+      ->check(CLI::IsMember({"delta", "iceberg", "sharing"}));
+  cmd->add_option("--table,-t", a->table,
+                  "Delta: the table's path or URI; Iceberg: NAMESPACE.TABLE; sharing: PROFILE#SHARE.SCHEMA.TABLE")
+      ->required();
+  cmd->add_option("--start-version", a->start_version, "Delta, sharing: first version to read (inclusive)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--end-version", a->end_version, "Delta: last version to read (inclusive; default latest)")
+  cmd->add_option("--end-version", a->end_version,
+                  "Delta, sharing: last version to read (inclusive; default latest)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--start-timestamp", a->start_timestamp,
                   "first commit at or after this time (ISO-8601 or epoch milliseconds)");
@@ -51,10 +56,15 @@ void RegisterChangesCommand(Cli& cli) {
         return RunIcebergChanges(*a, cli.global);
       }
       if (!a->position_file.empty()) {
-        return InvalidArgument("--position-file applies to --source iceberg; a Delta range is given by versions");
+        return InvalidArgument("--position-file applies to --source iceberg; a {} range is given by versions",
+                               a->source == "sharing" ? "shared table's" : "Delta");
       }
       std::shared_ptr<arrow::RecordBatchReader> reader;
-      ARROW_ASSIGN_OR_RAISE(reader, OpenDeltaChanges(*a, cli.global));
+      if (a->source == "sharing") {
+        ARROW_ASSIGN_OR_RAISE(reader, OpenSharingChanges(*a, cli.global));
+      } else {
+        ARROW_ASSIGN_OR_RAISE(reader, OpenDeltaChanges(*a, cli.global));
+      }
       if (a->count_only) {
         int64_t rows = 0;
         std::shared_ptr<arrow::RecordBatch> batch;

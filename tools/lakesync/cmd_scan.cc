@@ -13,13 +13,14 @@
 #include "lakesync/formats/tabular/tabular.h"
 #include "lakesync/iceberg/model/literal.h"
 #include "lakesync/iceberg/model/spec_syntax.h"
+#include "lakesync/sharing/shared_table.h"
 #include "lakesync/table/scan.h"
 
 namespace lakesync::cli {
 
 void RegisterScanCommand(Cli& cli) {
   struct Args {
-    std::string table, delta, filter, select, as_of, ref = "main";
+    std::string table, delta, sharing, filter, select, as_of, ref = "main";
     OutputArgs out;
     std::optional<int64_t> limit, snapshot_id, version;
     bool stats = false;
@@ -29,9 +30,15 @@ void RegisterScanCommand(Cli& cli) {
       "scan", "Read a table's rows (deletes applied) as a text table, JSON Lines, CSV or Parquet");
   auto* table_opt = cmd->add_option("--table,-t", a->table, "NAMESPACE.TABLE (an Iceberg table in the catalog)");
   auto* delta_opt = cmd->add_option("--delta", a->delta, "read the Delta table at this path or URI instead");
+  auto* sharing_opt = cmd->add_option("--sharing", a->sharing,
+                                      "read a table shared over Delta Sharing: PROFILE#SHARE.SCHEMA.TABLE (a profile "
+                                      "file, then the table's three names)");
   table_opt->excludes(delta_opt);
-  auto* version_opt =
-      cmd->add_option("--version", a->version, "Delta: read this table version (time travel)")->check(CLI::NonNegativeNumber);
+  sharing_opt->excludes(table_opt);
+  sharing_opt->excludes(delta_opt);
+  auto* version_opt = cmd->add_option("--version", a->version,
+                                      "Delta and --sharing: read this table version (time travel)")
+                          ->check(CLI::NonNegativeNumber);
   auto* filter_opt = cmd->add_option("--filter", a->filter,
                   "row filter, SQL-like: \"id > 5 AND region = 'eu'\", IN, BETWEEN, IS NULL, LIKE 'prefix%'");
   cmd->add_option("--select", a->select, "comma-separated columns to output (default: all)");
@@ -46,12 +53,15 @@ void RegisterScanCommand(Cli& cli) {
   AddCatalogOption(*cmd, cli.global);
   cmd->callback([&cli, a, filter_opt, snap, ref_opt, version_opt] {
     cli.action = [&cli, a, filter_opt, snap, ref_opt, version_opt]() -> Status {
-      if (a->table.empty() && a->delta.empty()) return InvalidArgument("scan needs --table or --delta");
-      if (!a->delta.empty()) {
+      if (a->table.empty() && a->delta.empty() && a->sharing.empty()) {
+        return InvalidArgument("scan needs --table, --delta or --sharing");
+      }
+      if (!a->delta.empty() || !a->sharing.empty()) {
+        const char* flag = a->delta.empty() ? "--sharing" : "--delta";
         // Iceberg-only flags are refused by name rather than ignored.
-        if (filter_opt->count()) return InvalidArgument("--filter does not apply to --delta");
-        if (snap->count()) return InvalidArgument("--snapshot-id does not apply to --delta (use --version)");
-        if (ref_opt->count()) return InvalidArgument("--ref does not apply to --delta");
+        if (filter_opt->count()) return InvalidArgument("--filter does not apply to {}", flag);
+        if (snap->count()) return InvalidArgument("--snapshot-id does not apply to {} (use --version)", flag);
+        if (ref_opt->count()) return InvalidArgument("--ref does not apply to {}", flag);
         ARROW_RETURN_NOT_OK(OutputFormat(a->out).status());
         delta::SnapshotScanOptions options;
         options.version = a->version;
@@ -62,6 +72,13 @@ void RegisterScanCommand(Cli& cli) {
         if (!a->select.empty()) {
           for (auto& c : iceberg::SplitTopLevelCommas(a->select)) options.select.push_back(c);
         }
+        if (!a->sharing.empty()) {
+          ARROW_ASSIGN_OR_RAISE(auto shared, sharing::SharedTable::Open(a->sharing));
+          ARROW_ASSIGN_OR_RAISE(auto reader, shared->ScanSnapshot(options));
+          ARROW_ASSIGN_OR_RAISE(int64_t rows, WriteRows(a->out, *reader));
+          if (a->stats) fmt::print(stderr, "{}: {} rows\n", shared->Describe(), rows);
+          return Status::OK();
+        }
         ARROW_ASSIGN_OR_RAISE(auto io, OpenDeltaFileIO(cli.global));
         ARROW_ASSIGN_OR_RAISE(auto table, delta::DeltaTable::Open(a->delta, io));
         ARROW_ASSIGN_OR_RAISE(auto reader, table->ScanSnapshot(options));
@@ -69,7 +86,7 @@ void RegisterScanCommand(Cli& cli) {
         if (a->stats) fmt::print(stderr, "delta table {}: {} rows\n", table->location(), rows);
         return Status::OK();
       }
-      if (version_opt->count()) return InvalidArgument("--version applies to --delta only (use --snapshot-id)");
+      if (version_opt->count()) return InvalidArgument("--version applies to --delta and --sharing (use --snapshot-id)");
       ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
       ARROW_RETURN_NOT_OK(OutputFormat(a->out).status());
       ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));

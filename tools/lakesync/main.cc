@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   RegisterChangesCommand(cli);
   RegisterRunCommands(cli);
   RegisterCatalogCommands(cli);
+  RegisterShareCommands(cli);
 
   try {
     cli.app.parse(argc, argv);

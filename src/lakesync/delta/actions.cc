@@ -1,5 +1,7 @@
 #include "lakesync/delta/actions.h"
 
+#include <cctype>
+
 namespace lakesync::delta {
 namespace {
 
@@ -155,6 +157,16 @@ Result<Action> ParseAction(const json& obj, const std::string& where) {
       }
     }
     ARROW_ASSIGN_OR_RAISE(md.created_time, OptionalInt(*m, "createdTime", "metaData", where));
+    if (const json* n = Member(*m, "name"); n && n->is_string()) md.name = n->get<std::string>();
+    if (const json* d = Member(*m, "description"); d && d->is_string()) md.description = d->get<std::string>();
+    if (const json* fmt = Member(*m, "format"); fmt && fmt->is_object()) {
+      if (const json* p = Member(*fmt, "provider"); p && p->is_string()) md.format_provider = p->get<std::string>();
+      if (const json* o = Member(*fmt, "options"); o && o->is_object()) {
+        for (auto it = o->begin(); it != o->end(); ++it) {
+          if (it.value().is_string()) md.format_options[it.key()] = it.value().get<std::string>();
+        }
+      }
+    }
     a.metadata = std::move(md);
   } else if (const json* add = Member(obj, "add")) {
     ARROW_ASSIGN_OR_RAISE(a.file, ParseFile(*add, FileAction::Kind::kAdd, "add", where));
@@ -208,6 +220,69 @@ Result<std::string> PercentDecode(std::string_view path) {
     i += 2;
   }
   return out;
+}
+
+bool IsHttpUrl(std::string_view path) {
+  auto starts = [&](std::string_view prefix) {
+    if (path.size() < prefix.size()) return false;
+    for (size_t i = 0; i < prefix.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(path[i])) != prefix[i]) return false;
+    }
+    return true;
+  };
+  return starts("http://") || starts("https://");
+}
+
+json ProtocolToJson(const Protocol& protocol) {
+  json out = {{"minReaderVersion", protocol.min_reader_version}, {"minWriterVersion", protocol.min_writer_version}};
+  if (protocol.reader_features) out["readerFeatures"] = *protocol.reader_features;
+  if (protocol.writer_features) out["writerFeatures"] = *protocol.writer_features;
+  return out;
+}
+
+json MetadataToJson(const Metadata& metadata) {
+  json out = {{"id", metadata.id},
+              {"format", {{"provider", metadata.format_provider}, {"options", json(metadata.format_options)}}},
+              {"schemaString", metadata.schema_string},
+              {"partitionColumns", metadata.partition_columns},
+              {"configuration", json(metadata.configuration)}};
+  if (metadata.name) out["name"] = *metadata.name;
+  if (metadata.description) out["description"] = *metadata.description;
+  if (metadata.created_time) out["createdTime"] = *metadata.created_time;
+  return out;
+}
+
+json DeletionVectorToJson(const DeletionVectorDescriptor& dv) {
+  json out = {{"storageType", dv.storage_type},
+              {"pathOrInlineDv", dv.path_or_inline_dv},
+              {"sizeInBytes", dv.size_in_bytes},
+              {"cardinality", dv.cardinality}};
+  if (dv.offset) out["offset"] = *dv.offset;
+  return out;
+}
+
+json FileActionToJson(const FileAction& file) {
+  json out = {{"path", file.path}};
+  if (file.partition_values) {
+    json pv = json::object();
+    for (const auto& [k, v] : *file.partition_values) pv[k] = v ? json(*v) : json(nullptr);
+    out["partitionValues"] = std::move(pv);
+  }
+  if (file.size) out["size"] = *file.size;
+  if (file.kind == FileAction::Kind::kAdd) out["modificationTime"] = file.modification_time;
+  out["dataChange"] = file.data_change;
+  if (file.stats) out["stats"] = *file.stats;
+  if (file.deletion_vector) out["deletionVector"] = DeletionVectorToJson(*file.deletion_vector);
+  return out;
+}
+
+const char* FileActionName(FileAction::Kind kind) {
+  switch (kind) {
+    case FileAction::Kind::kAdd: return "add";
+    case FileAction::Kind::kRemove: return "remove";
+    case FileAction::Kind::kCdc: return "cdc";
+  }
+  return "add";
 }
 
 }  // namespace lakesync::delta

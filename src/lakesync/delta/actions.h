@@ -24,6 +24,10 @@ struct Protocol {
 
 struct Metadata {
   std::string id;
+  std::optional<std::string> name;
+  std::optional<std::string> description;
+  std::string format_provider = "parquet";
+  std::map<std::string, std::string> format_options;
   std::string schema_string;  // Spark's JSON schema
   std::vector<std::string> partition_columns;  // logical names
   std::map<std::string, std::string> configuration;
@@ -87,5 +91,18 @@ Result<Action> ParseAction(const nlohmann::json& json, const std::string& where)
 
 // Decodes an RFC 2396 path (percent-escapes). Returns Corrupt for a malformed escape.
 Result<std::string> PercentDecode(std::string_view path);
+
+// True for http:// and https:// paths: the pre-signed URLs a Delta Sharing server puts where a log
+// has paths. They are used byte for byte (decoding would break their signatures).
+bool IsHttpUrl(std::string_view path);
+
+// The actions back as the log's JSON (PROTOCOL.md "Actions"), for a Delta Sharing server's delta-format
+// answers. FileActionToJson gives the inner object; FileActionName its key ("add", "remove", "cdc").
+// Fields lakesync does not keep (tags, baseRowId, defaultRowCommitVersion, clusteringProvider) are absent.
+nlohmann::json ProtocolToJson(const Protocol& protocol);
+nlohmann::json MetadataToJson(const Metadata& metadata);
+nlohmann::json DeletionVectorToJson(const DeletionVectorDescriptor& dv);
+nlohmann::json FileActionToJson(const FileAction& file);
+const char* FileActionName(FileAction::Kind kind);
 
 }  // namespace lakesync::delta

@@ -37,8 +37,20 @@ bool IsNoOpMerge(const std::optional<CommitInfo>& info) {
 
 }  // namespace
 
-Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const ChangeFeedOptions& options) {
-  ARROW_ASSIGN_OR_RAISE(auto meta_columns, internal::ParseMetaColumns(options.metadata_columns));
+std::vector<FileAction> SelectChangeFiles(const std::vector<FileAction>& files, const std::optional<CommitInfo>& info) {
+  std::vector<FileAction> out;
+  for (const auto& f : files) {
+    if (f.kind == FileAction::Kind::kCdc) out.push_back(f);
+  }
+  if (!out.empty()) return out;
+  if (IsNoOpMerge(info)) return out;
+  for (const auto& f : files) {
+    if (f.kind != FileAction::Kind::kCdc && f.data_change) out.push_back(f);
+  }
+  return out;
+}
+
+Result<ChangePlan> DeltaTable::PlanChanges(const ChangeFeedOptions& options) {
   if (options.start_version.has_value() == options.start_timestamp_ms.has_value()) {
     if (options.start_version) return InvalidArgument("give a start version or a start timestamp, not both");
     return InvalidArgument("a start version or a start timestamp is required");
@@ -71,21 +83,20 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const 
   } else {
     end = latest;
   }
-  bool empty_window = false;
+  ChangePlan plan;
+  plan.table_root = location();
+  plan.start_version = start;
+  plan.end_version = end;
   if (start > end) {
     // Two timestamps between the same two commits: an empty change set (Spark's answer), which is
     // what a polling job sees when nothing was committed. Versions given that way are an error.
-    if (options.start_timestamp_ms && options.end_timestamp_ms) {
-      empty_window = true;
-    } else {
+    if (!(options.start_timestamp_ms && options.end_timestamp_ms)) {
       return InvalidArgument("the range is empty: start version {} is after end version {}", start, end);
     }
-  }
-  if (empty_window) {
-    ARROW_ASSIGN_OR_RAISE(auto schema, SchemaAt(end));
-    internal::StreamOptions so;
-    so.meta_columns = meta_columns;
-    return internal::MakeTaskReader(io_, std::move(schema), {}, std::move(so));
+    ARROW_ASSIGN_OR_RAISE(auto state, StateAt(end, false));
+    plan.protocol = *state.protocol;
+    plan.metadata = *state.metadata;
+    return plan;
   }
 
   // Every commit in the range must still be in the log: checkpoints cannot stand in for one.
@@ -97,15 +108,93 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const 
   }
 
   // State at `start` (commit `start` included: a commit that enables CDF can be the start).
-  ARROW_ASSIGN_OR_RAISE(auto state, ReplayLog(*io_, listing_, start, false));
+  ARROW_ASSIGN_OR_RAISE(auto state, StateAt(start, false));
   const std::string where = fmt::format("{} at version {}", location(), start);
-  ARROW_RETURN_NOT_OK(CheckReadable(*state.protocol, where));
-  ARROW_RETURN_NOT_OK(CheckCdfEnabled(*state.metadata, start, location()));
+  if (options.require_change_data_feed) ARROW_RETURN_NOT_OK(CheckCdfEnabled(*state.metadata, start, location()));
   LS_ASSIGN_OR_RAISE_CTX(auto schema, SchemaOf(*state.protocol, *state.metadata), "{}", where);
+  plan.protocol = *state.protocol;
+  plan.metadata = *state.metadata;
   Protocol protocol = *state.protocol;
   Metadata last_metadata = *state.metadata;
   std::map<int64_t, std::optional<int64_t>> ict_by_version;
-  const bool partitioned = !state.metadata->partition_columns.empty();
+
+  for (int64_t v = start; v <= end; ++v) {
+    const LogFile& commit = listing_.commits.at(v);
+    ARROW_ASSIGN_OR_RAISE(auto actions, ReadCommit(*io_, commit));
+    CommitChanges c;
+    c.version = v;
+    std::optional<CommitInfo> info;
+    std::vector<FileAction> files;
+    for (auto& a : actions) {
+      if (a.protocol) {
+        ARROW_RETURN_NOT_OK(CheckReadable(*a.protocol, fmt::format("{} at version {}", location(), v)));
+        protocol = *a.protocol;
+        if (v != start) c.protocol = *a.protocol;
+      }
+      if (a.commit_info) {
+        info = a.commit_info;
+        ict_by_version[v] = a.commit_info->in_commit_timestamp;
+      }
+      if (a.file) files.push_back(std::move(*a.file));
+    }
+    for (auto& a : actions) {
+      if (!a.metadata || v == start) continue;  // commit `start` is already in the start state
+      if (options.require_change_data_feed) ARROW_RETURN_NOT_OK(CheckCdfEnabled(*a.metadata, v, location()));
+      last_metadata = *a.metadata;
+      c.metadata = *a.metadata;
+      LS_ASSIGN_OR_RAISE_CTX(auto changed, SchemaOf(protocol, *a.metadata), "{} at version {}", location(), v);
+      if (changed.fingerprint != schema.fingerprint && !options.keep_all_file_actions) {
+        return InvalidArgument(
+            "the schema of {} changes at version {} inside the requested range [{}, {}]; the Change Data Feed cannot "
+            "be read across a schema change: split the range at version {}",
+            location(), v, start, end, v);
+      }
+    }
+    if (options.keep_all_file_actions) {
+      for (auto& f : files) {
+        if (f.kind == FileAction::Kind::kCdc || f.data_change) c.files.push_back(std::move(f));
+      }
+    } else {
+      c.files = SelectChangeFiles(files, info);
+    }
+    if (c.files.empty() && IsNoOpMerge(info)) {
+      LS_LOG_INFO("version {} of {} is a MERGE that changed no rows; it contributes no changes", v, location());
+    }
+    plan.commits.push_back(std::move(c));
+  }
+  // _commit_timestamp: the In-Commit Timestamp from its enablement version on (as configured at
+  // the end of the range), else the modification time made monotonic (delta.md §4.5).
+  const IctConfig ict = InCommitTimestamps(last_metadata);
+  const int64_t ict_from = ict.enabled ? ict.enablement_version.value_or(0) : end + 1;
+  std::vector<int64_t> timestamps;
+  if (start < ict_from) {
+    ARROW_ASSIGN_OR_RAISE(timestamps, MonotonicMtimes(start, std::min(end, ict_from - 1)));
+  }
+  for (int64_t v = std::max(start, ict_from); v <= end; ++v) {
+    auto it = ict_by_version.find(v);
+    if (it == ict_by_version.end() || !it->second) {
+      return Corrupt("commit {:020d}.json of {} has no commitInfo.inCommitTimestamp although In-Commit Timestamps are "
+                     "enabled from version {}",
+                     v, location(), ict_from);
+    }
+    timestamps.push_back(*it->second);
+  }
+  for (auto& c : plan.commits) c.timestamp_ms = timestamps[c.version - start];
+  return plan;
+}
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> ReadChangePlan(std::shared_ptr<io::FileIO> io, const ChangePlan& plan,
+                                                                 const ChangeReadOptions& options) {
+  ARROW_ASSIGN_OR_RAISE(auto meta_columns, internal::ParseMetaColumns(options.metadata_columns));
+  const std::string& root = plan.table_root;
+  const std::string where = fmt::format("{} at version {}", root, plan.start_version);
+  LS_ASSIGN_OR_RAISE_CTX(auto schema, SchemaOf(plan.protocol, plan.metadata), "{}", where);
+  internal::StreamOptions so;
+  so.meta_columns = meta_columns;
+  if (plan.end_version < plan.start_version) {
+    return internal::MakeTaskReader(io, std::move(schema), {}, std::move(so));
+  }
+  const bool partitioned = !plan.metadata.partition_columns.empty();
 
   std::vector<ReadTask> tasks;
   std::set<std::string> checked_files;
@@ -118,45 +207,20 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const 
     const std::string id = d->UniqueId();
     auto it = dv_cache.find(id);
     if (it != dv_cache.end()) return it->second;
-    LS_ASSIGN_OR_RAISE_CTX(auto bitmap, LoadDeletionVector(*io_, location(), *d), "deletion vector of {} at version {}",
+    LS_ASSIGN_OR_RAISE_CTX(auto bitmap, LoadDeletionVector(*io, root, *d), "deletion vector of {} at version {}",
                            file, v);
     auto ptr = std::make_shared<const puffin::PositionBitmap>(std::move(bitmap));
     dv_cache[id] = ptr;
     return ptr;
   };
 
-  for (int64_t v = start; v <= end; ++v) {
-    const LogFile& commit = listing_.commits.at(v);
-    ARROW_ASSIGN_OR_RAISE(auto actions, ReadCommit(*io_, commit));
-    const int64_t ts = 0;  // set once the range's In-Commit Timestamp configuration is known
-    bool has_cdc = false;
-    std::optional<CommitInfo> info;
-    for (auto& a : actions) {
-      if (a.protocol) {
-        ARROW_RETURN_NOT_OK(CheckReadable(*a.protocol, fmt::format("{} at version {}", location(), v)));
-        protocol = *a.protocol;
-      }
-      if (a.commit_info) {
-        info = a.commit_info;
-        ict_by_version[v] = a.commit_info->in_commit_timestamp;
-      }
-      if (a.file && a.file->kind == FileAction::Kind::kCdc) has_cdc = true;
-    }
-    for (auto& a : actions) {
-      if (!a.metadata || v == start) continue;  // commit `start` is already in the start state
-      ARROW_RETURN_NOT_OK(CheckCdfEnabled(*a.metadata, v, location()));
-      last_metadata = *a.metadata;
-      LS_ASSIGN_OR_RAISE_CTX(auto changed, SchemaOf(protocol, *a.metadata), "{} at version {}", location(), v);
-      if (changed.fingerprint != schema.fingerprint) {
-        return InvalidArgument(
-            "the schema of {} changes at version {} inside the requested range [{}, {}]; the Change Data Feed cannot "
-            "be read across a schema change: split the range at version {}",
-            location(), v, start, end, v);
-      }
-    }
+  for (const CommitChanges& commit : plan.commits) {
+    const int64_t v = commit.version;
+    // A plan from elsewhere (a sharing server) may carry more than the rule selects.
+    const std::vector<FileAction> files = SelectChangeFiles(commit.files, std::nullopt);
     auto make_task = [&](const FileAction& f, bool is_cdc, std::string change_type) -> Result<ReadTask> {
       ReadTask t;
-      LS_ASSIGN_OR_RAISE_CTX(t.location, internal::ResolvePath(location(), f.path), "version {}", v);
+      LS_ASSIGN_OR_RAISE_CTX(t.location, internal::ResolvePath(root, f.path), "version {}", v);
       t.size = f.size;
       if (f.partition_values) {
         t.partition_values = *f.partition_values;
@@ -165,56 +229,42 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const 
       } else if (partitioned) {
         return Corrupt("version {} of {}: the remove action for {} has no partitionValues, so its deleted rows "
                        "cannot be given their partition columns",
-                       v, location(), f.path);
+                       v, root, f.path);
       }
       t.is_cdc = is_cdc;
       t.change_type = std::move(change_type);
       t.version = v;
-      t.commit_timestamp_ms = ts;
+      t.commit_timestamp_ms = commit.timestamp_ms;
       // Fail now, before any row is emitted, when a file the range needs is gone.
-      if (!checked_files.insert(t.location).second) return t;
-      auto checked = internal::CheckParquetFile(*io_, t.location, t.size);
+      if (!options.check_files_first || !checked_files.insert(t.location).second) return t;
+      auto checked = internal::CheckParquetFile(*io, t.location, t.size);
       if (!checked.ok()) {
-        return WithContext(checked, fmt::format("version {} of {} needs {} file {}", v, location(),
+        return WithContext(checked, fmt::format("version {} of {} needs {} file {}", v, root,
                                                 is_cdc ? "change data" : "data", t.location));
       }
       return t;
     };
     if (partitioned) {
-      for (const auto& a : actions) {
-        if (a.file && a.file->kind == FileAction::Kind::kAdd && a.file->partition_values) {
-          add_partitions[a.file->path] = *a.file->partition_values;
-        }
+      for (const auto& f : files) {
+        if (f.kind == FileAction::Kind::kAdd && f.partition_values) add_partitions[f.path] = *f.partition_values;
       }
-    }
-    if (has_cdc) {
-      for (const auto& a : actions) {
-        if (!a.file || a.file->kind != FileAction::Kind::kCdc) continue;
-        ARROW_ASSIGN_OR_RAISE(auto t, make_task(*a.file, true, ""));
-        tasks.push_back(std::move(t));
-      }
-      continue;
-    }
-    if (IsNoOpMerge(info)) {
-      LS_LOG_INFO("version {} of {} is a MERGE that changed no rows; it contributes no changes", v, location());
-      continue;
     }
     std::map<std::string, const FileAction*> adds, removes;
-    for (const auto& a : actions) {
-      if (!a.file || !a.file->data_change) continue;
-      if (a.file->kind == FileAction::Kind::kAdd) adds[a.file->path] = &*a.file;
-      if (a.file->kind == FileAction::Kind::kRemove) removes[a.file->path] = &*a.file;
+    for (const auto& f : files) {
+      if (f.kind == FileAction::Kind::kAdd) adds[f.path] = &f;
+      if (f.kind == FileAction::Kind::kRemove) removes[f.path] = &f;
     }
-    for (const auto& a : actions) {
-      if (!a.file || !a.file->data_change) continue;
-      const FileAction& f = *a.file;
-      if (f.kind == FileAction::Kind::kRemove) {
+    for (const auto& f : files) {
+      if (f.kind == FileAction::Kind::kCdc) {
+        ARROW_ASSIGN_OR_RAISE(auto t, make_task(f, true, ""));
+        tasks.push_back(std::move(t));
+      } else if (f.kind == FileAction::Kind::kRemove) {
         if (adds.count(f.path)) continue;  // a DV pair, handled at its add
         ARROW_ASSIGN_OR_RAISE(auto t, make_task(f, false, "delete"));
         ARROW_ASSIGN_OR_RAISE(auto dv, load_dv(f.deletion_vector, t.location, v));
         if (!dv->IsEmpty()) t.drop = dv;
         tasks.push_back(std::move(t));
-      } else if (f.kind == FileAction::Kind::kAdd) {
+      } else {
         auto rm = removes.find(f.path);
         if (rm == removes.end()) {
           ARROW_ASSIGN_OR_RAISE(auto t, make_task(f, false, "insert"));
@@ -225,8 +275,8 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const 
         }
         // Same path removed and added: the rows whose deletion state changed (delta.md §4.3).
         if (!f.deletion_vector && !rm->second->deletion_vector) {
-          LS_LOG_INFO("version {} of {} removes and re-adds {} without deletion vectors; no rows changed", v,
-                      location(), f.path);
+          LS_LOG_INFO("version {} of {} removes and re-adds {} without deletion vectors; no rows changed", v, root,
+                      f.path);
           continue;
         }
         ARROW_ASSIGN_OR_RAISE(auto probe, make_task(f, false, ""));
@@ -251,27 +301,15 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const 
       }
     }
   }
-  // _commit_timestamp: the In-Commit Timestamp from its enablement version on (as configured at
-  // the end of the range), else the modification time made monotonic (delta.md §4.5).
-  const IctConfig ict = InCommitTimestamps(last_metadata);
-  const int64_t ict_from = ict.enabled ? ict.enablement_version.value_or(0) : end + 1;
-  std::vector<int64_t> timestamps;
-  if (start < ict_from) {
-    ARROW_ASSIGN_OR_RAISE(timestamps, MonotonicMtimes(start, std::min(end, ict_from - 1)));
-  }
-  for (int64_t v = std::max(start, ict_from); v <= end; ++v) {
-    auto it = ict_by_version.find(v);
-    if (it == ict_by_version.end() || !it->second) {
-      return Corrupt("commit {:020d}.json of {} has no commitInfo.inCommitTimestamp although In-Commit Timestamps are "
-                     "enabled from version {}",
-                     v, location(), ict_from);
-    }
-    timestamps.push_back(*it->second);
-  }
-  for (auto& t : tasks) t.commit_timestamp_ms = timestamps[t.version - start];
-  internal::StreamOptions so;
-  so.meta_columns = meta_columns;
-  return internal::MakeTaskReader(io_, std::move(schema), std::move(tasks), std::move(so));
+  return internal::MakeTaskReader(std::move(io), std::move(schema), std::move(tasks), std::move(so));
+}
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ReadChanges(const ChangeFeedOptions& options) {
+  ARROW_RETURN_NOT_OK(internal::ParseMetaColumns(options.metadata_columns).status());
+  ARROW_ASSIGN_OR_RAISE(auto plan, PlanChanges(options));
+  ChangeReadOptions read;
+  read.metadata_columns = options.metadata_columns;
+  return ReadChangePlan(io_, plan, read);
 }
 
 }  // namespace lakesync::delta

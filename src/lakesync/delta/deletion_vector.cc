@@ -44,7 +44,10 @@ Status CheckCardinality(const puffin::PositionBitmap& bitmap, const DeletionVect
 }  // namespace
 
 Result<std::string> DeletionVectorLocation(const std::string& table_root, const DeletionVectorDescriptor& dv) {
-  if (dv.storage_type == "p") return PercentDecode(dv.path_or_inline_dv);
+  if (dv.storage_type == "p") {
+    if (IsHttpUrl(dv.path_or_inline_dv)) return dv.path_or_inline_dv;  // a signed URL, used as given
+    return PercentDecode(dv.path_or_inline_dv);
+  }
   if (dv.storage_type != "u") return InvalidArgument("an inline deletion vector has no file");
   const std::string& text = dv.path_or_inline_dv;
   if (text.size() < 20) return Corrupt("deletion vector path '{}' is shorter than a Z85 UUID (20 characters)", text);

@@ -11,6 +11,10 @@
 
 namespace lakesync::delta {
 
+Result<std::string> ResolveLogPath(const std::string& table_root, const std::string& log_path) {
+  return internal::ResolvePath(table_root, log_path);
+}
+
 Result<int64_t> ParseTimestampMillis(std::string_view text) {
   std::string t(text);
   while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
@@ -212,8 +216,7 @@ Result<TableSchema> DeltaTable::SchemaAt(int64_t version) {
   return SchemaOf(*state.protocol, *state.metadata);
 }
 
-Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ScanSnapshot(const SnapshotScanOptions& options) {
-  int64_t version = latest_version();
+Result<int64_t> DeltaTable::ResolveSnapshotVersion(const SnapshotScanOptions& options) {
   if (options.version && options.as_of_timestamp_ms) {
     return InvalidArgument("give a version or a timestamp, not both");
   }
@@ -222,24 +225,44 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ScanSnapshot(const
       return InvalidArgument("version {} of {} does not exist (latest is {})", *options.version, location(),
                              latest_version());
     }
-    version = *options.version;
-  } else if (options.as_of_timestamp_ms) {
-    ARROW_ASSIGN_OR_RAISE(version, VersionAtOrBefore(*options.as_of_timestamp_ms));
+    return *options.version;
   }
-  ARROW_ASSIGN_OR_RAISE(auto state, ReplayLog(*io_, listing_, version, true));
+  if (options.as_of_timestamp_ms) return VersionAtOrBefore(*options.as_of_timestamp_ms);
+  return latest_version();
+}
+
+Result<LogState> DeltaTable::StateAt(int64_t version, bool with_files) {
+  ARROW_ASSIGN_OR_RAISE(auto state, ReplayLog(*io_, listing_, version, with_files));
   ARROW_RETURN_NOT_OK(CheckReadable(*state.protocol, fmt::format("{} at version {}", location(), version)));
-  LS_ASSIGN_OR_RAISE_CTX(auto schema, SchemaOf(*state.protocol, *state.metadata), "{} at version {}", location(),
-                         version);
+  return state;
+}
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ScanSnapshot(const SnapshotScanOptions& options) {
+  ARROW_ASSIGN_OR_RAISE(int64_t version, ResolveSnapshotVersion(options));
+  ARROW_ASSIGN_OR_RAISE(auto state, StateAt(version, true));
+  std::vector<FileAction> files;
+  files.reserve(state.files.size());
+  for (auto& [key, f] : state.files) files.push_back(std::move(f));
+  return ReadSnapshotFiles(io_, location(), *state.protocol, *state.metadata, files, options, version);
+}
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshotFiles(std::shared_ptr<io::FileIO> io,
+                                                                    const std::string& table_root,
+                                                                    const Protocol& protocol, const Metadata& metadata,
+                                                                    const std::vector<FileAction>& files,
+                                                                    const SnapshotScanOptions& options, int64_t version) {
+  ARROW_RETURN_NOT_OK(CheckReadable(protocol, fmt::format("{} at version {}", table_root, version)));
+  LS_ASSIGN_OR_RAISE_CTX(auto schema, SchemaOf(protocol, metadata), "{} at version {}", table_root, version);
   std::vector<internal::ReadTask> tasks;
-  tasks.reserve(state.files.size());
-  for (auto& [key, f] : state.files) {
+  tasks.reserve(files.size());
+  for (const auto& f : files) {
     internal::ReadTask t;
-    LS_ASSIGN_OR_RAISE_CTX(t.location, internal::ResolvePath(location(), f.path), "version {}", version);
+    LS_ASSIGN_OR_RAISE_CTX(t.location, internal::ResolvePath(table_root, f.path), "version {}", version);
     t.size = f.size;
-    if (f.partition_values) t.partition_values = std::move(*f.partition_values);
+    if (f.partition_values) t.partition_values = *f.partition_values;
     t.version = version;
     if (f.deletion_vector) {
-      LS_ASSIGN_OR_RAISE_CTX(auto dv, LoadDeletionVector(*io_, location(), *f.deletion_vector),
+      LS_ASSIGN_OR_RAISE_CTX(auto dv, LoadDeletionVector(*io, table_root, *f.deletion_vector),
                              "deletion vector of {} at version {}", t.location, version);
       if (!dv.IsEmpty()) t.drop = std::make_shared<const puffin::PositionBitmap>(std::move(dv));
     }
@@ -248,7 +271,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaTable::ScanSnapshot(const
   internal::StreamOptions so;
   so.select = options.select;
   so.limit = options.limit;
-  return internal::MakeTaskReader(io_, std::move(schema), std::move(tasks), std::move(so));
+  return internal::MakeTaskReader(std::move(io), std::move(schema), std::move(tasks), std::move(so));
 }
 
 }  // namespace lakesync::delta

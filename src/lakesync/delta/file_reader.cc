@@ -332,6 +332,7 @@ Status CheckParquetFile(const io::FileIO& io, const std::string& location, std::
 }
 
 Result<std::string> ResolvePath(const std::string& table_root, const std::string& log_path) {
+  if (IsHttpUrl(log_path)) return log_path;  // a Delta Sharing signed URL: its escapes are part of it
   ARROW_ASSIGN_OR_RAISE(auto decoded, PercentDecode(log_path));
   if (decoded.find("://") != std::string::npos || decoded.rfind("file:", 0) == 0) return decoded;
   if (!decoded.empty() && decoded[0] == '/') {

@@ -95,16 +95,6 @@ class DeltaSource : public ChangeSource {
   std::vector<std::string> columns_;
 };
 
-Result<std::optional<int64_t>> OptionalTimestamp(const Json& source, const char* key, std::string_view where) {
-  if (!source.contains(key) || source.at(key).is_null()) return std::optional<int64_t>();
-  const Json& v = source.at(key);
-  if (v.is_number_integer()) return std::optional<int64_t>(v.get<int64_t>());
-  if (!v.is_string()) return InvalidArgument("{}: source.{} must be an ISO-8601 time or epoch milliseconds", where, key);
-  auto ms = delta::ParseTimestampMillis(v.get<std::string>());
-  if (!ms.ok()) return InvalidArgument("{}: source.{}: {}", where, key, ms.status().message());
-  return std::optional<int64_t>(*ms);
-}
-
 }  // namespace
 
 Result<std::unique_ptr<ChangeSource>> OpenDeltaSource(const JobConfig& job) {
@@ -153,21 +143,7 @@ Result<std::unique_ptr<ChangeSource>> OpenDeltaSource(const JobConfig& job) {
     }
   }
   // The metadata columns asked for, in their order, then the two the sink needs.
-  std::vector<std::string> columns;
-  ARROW_ASSIGN_OR_RAISE(auto asked, OptionalStringList(s, "include_metadata_columns", where));
-  for (const auto& c : asked) {
-    if (c != kChangeType && c != kCommitVersion && c != kCommitTimestamp) {
-      return InvalidArgument("{}: source.include_metadata_columns: unsupported metadata column {}; supported: "
-                             "_change_type, _commit_version, _commit_timestamp", where, c);
-    }
-    if (std::find(columns.begin(), columns.end(), c) != columns.end()) {
-      return InvalidArgument("{}: source.include_metadata_columns: {} is listed twice", where, c);
-    }
-    columns.push_back(c);
-  }
-  for (const char* c : {kChangeType, kCommitVersion}) {
-    if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
-  }
+  ARROW_ASSIGN_OR_RAISE(auto columns, ChangeFeedColumns(s, where));
   ARROW_ASSIGN_OR_RAISE(auto io, io::FileIO::Make(storage));
   LS_ASSIGN_OR_RAISE_CTX(auto table, delta::DeltaTable::Open(keys.table, io), "{}: source.table", where);
   if (keys.as_of) {

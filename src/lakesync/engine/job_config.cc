@@ -20,18 +20,19 @@ const std::vector<std::string>& JobKeys() {
 
 Result<SourceType> ParseSourceType(const Json& source, std::string_view where) {
   if (!source.contains("type")) {
-    return InvalidArgument("{}: source.type is required: delta_lake_cdc, iceberg_cdc, delta_lake or iceberg", where);
+    return InvalidArgument("{}: source.type is required: delta_lake_cdc, iceberg_cdc, delta_sharing_cdc, delta_lake, "
+                           "iceberg or delta_sharing", where);
   }
   const Json& type = source.at("type");
   if (!type.is_string()) return InvalidArgument("{}: source.type must be a string", where);
   const std::string name = type.get<std::string>();
   for (SourceType t : {SourceType::kDeltaLakeCdc, SourceType::kIcebergCdc, SourceType::kDeltaLake,
-                       SourceType::kIceberg}) {
+                       SourceType::kIceberg, SourceType::kDeltaSharingCdc, SourceType::kDeltaSharing}) {
     if (name == SourceTypeName(t)) return t;
   }
   if (name == "delta_cdc") return SourceType::kDeltaLakeCdc;  // Python's managed.DELTA_CDC spelling
-  return InvalidArgument("{}: source.type '{}' is not a source type: delta_lake_cdc, iceberg_cdc, delta_lake or "
-                         "iceberg", where, name);
+  return InvalidArgument("{}: source.type '{}' is not a source type: delta_lake_cdc, iceberg_cdc, delta_sharing_cdc, "
+                         "delta_lake, iceberg or delta_sharing", where, name);
 }
 
 Result<bool> OptionalBool(const Json& block, const char* key, std::string_view where, std::string_view prefix) {
@@ -59,6 +60,8 @@ std::string_view SourceTypeName(SourceType type) {
     case SourceType::kIcebergCdc: return "iceberg_cdc";
     case SourceType::kDeltaLake: return "delta_lake";
     case SourceType::kIceberg: return "iceberg";
+    case SourceType::kDeltaSharingCdc: return "delta_sharing_cdc";
+    case SourceType::kDeltaSharing: return "delta_sharing";
   }
   return "?";
 }
@@ -66,8 +69,8 @@ std::string_view SourceTypeName(SourceType type) {
 std::string DefaultChangeTypeColumn(SourceType) { return "_change_type"; }
 
 std::string DefaultSequenceColumn(SourceType type) {
-  return type == SourceType::kDeltaLakeCdc || type == SourceType::kDeltaLake ? "_commit_version"
-                                                                             : "_commit_snapshot_sequence_number";
+  return type == SourceType::kIcebergCdc || type == SourceType::kIceberg ? "_commit_snapshot_sequence_number"
+                                                                         : "_commit_version";
 }
 
 Result<std::chrono::seconds> ParseDuration(const Json& value, std::string_view key) {

@@ -3,7 +3,7 @@
 //
 //   name: orders-sync                 # optional; names the job in logs, the default sink_id
 //   source:
-//     type: delta_lake_cdc            # delta_lake_cdc | iceberg_cdc | delta_lake | iceberg
+//     type: delta_lake_cdc            # delta_lake_cdc | iceberg_cdc | delta_sharing_cdc | delta_lake | iceberg | delta_sharing
 //     table: s3://lake/orders         # the source's own keys: see docs/jobs.md
 //     start_version: 3
 //     initial_snapshot: true          # CDC sources: import the table at the start bound first
@@ -30,10 +30,10 @@
 
 namespace lakesync::engine {
 
-enum class SourceType { kDeltaLakeCdc, kIcebergCdc, kDeltaLake, kIceberg };
+enum class SourceType { kDeltaLakeCdc, kIcebergCdc, kDeltaLake, kIceberg, kDeltaSharingCdc, kDeltaSharing };
 std::string_view SourceTypeName(SourceType type);
 inline bool IsCdcSource(SourceType type) {
-  return type == SourceType::kDeltaLakeCdc || type == SourceType::kIcebergCdc;
+  return type == SourceType::kDeltaLakeCdc || type == SourceType::kIcebergCdc || type == SourceType::kDeltaSharingCdc;
 }
 
 struct RetryPolicy {

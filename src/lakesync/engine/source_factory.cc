@@ -2,6 +2,7 @@
 
 #include "lakesync/engine/delta_source.h"
 #include "lakesync/engine/iceberg_source.h"
+#include "lakesync/engine/sharing_source.h"
 
 namespace lakesync::engine {
 
@@ -13,6 +14,9 @@ Result<std::unique_ptr<ChangeSource>> OpenSource(const JobConfig& job, std::shar
     case SourceType::kIcebergCdc:
     case SourceType::kIceberg:
       return OpenIcebergSource(job, std::move(catalog));
+    case SourceType::kDeltaSharingCdc:
+    case SourceType::kDeltaSharing:
+      return OpenSharingSource(job);
   }
   return InvalidArgument("{}: unknown source type", job.location);
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "lakesync/delta/delta_table.h"
+
 namespace lakesync::engine {
 
 using Json = nlohmann::json;
@@ -64,6 +66,36 @@ Result<std::map<std::string, std::string>> OptionalStringMap(const Json& source,
     }
   }
   return out;
+}
+
+Result<std::optional<int64_t>> OptionalTimestamp(const Json& source, const char* key, std::string_view where) {
+  if (!source.contains(key) || source.at(key).is_null()) return std::optional<int64_t>();
+  const Json& v = source.at(key);
+  if (v.is_number_integer()) return std::optional<int64_t>(v.get<int64_t>());
+  if (!v.is_string()) return InvalidArgument("{}: source.{} must be an ISO-8601 time or epoch milliseconds", where, key);
+  auto ms = delta::ParseTimestampMillis(v.get<std::string>());
+  if (!ms.ok()) return InvalidArgument("{}: source.{}: {}", where, key, ms.status().message());
+  return std::optional<int64_t>(*ms);
+}
+
+Result<std::vector<std::string>> ChangeFeedColumns(const Json& source, std::string_view where) {
+  static const std::vector<std::string> kSupported = {"_change_type", "_commit_version", "_commit_timestamp"};
+  std::vector<std::string> columns;
+  ARROW_ASSIGN_OR_RAISE(auto asked, OptionalStringList(source, "include_metadata_columns", where));
+  for (const auto& c : asked) {
+    if (std::find(kSupported.begin(), kSupported.end(), c) == kSupported.end()) {
+      return InvalidArgument("{}: source.include_metadata_columns: unsupported metadata column {}; supported: "
+                             "_change_type, _commit_version, _commit_timestamp", where, c);
+    }
+    if (std::find(columns.begin(), columns.end(), c) != columns.end()) {
+      return InvalidArgument("{}: source.include_metadata_columns: {} is listed twice", where, c);
+    }
+    columns.push_back(c);
+  }
+  for (const char* c : {"_change_type", "_commit_version"}) {
+    if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+  }
+  return columns;
 }
 
 Result<double> OptionalPollInterval(const Json& source, std::string_view where, bool streaming) {

@@ -31,6 +31,12 @@ Result<std::vector<std::string>> OptionalStringList(const nlohmann::json& source
 // Scalars become their text (s3.path-style-access: true → "true").
 Result<std::map<std::string, std::string>> OptionalStringMap(const nlohmann::json& source, const char* key,
                                                              std::string_view where);
+// An ISO-8601 time or epoch milliseconds (a YAML number or a string).
+Result<std::optional<int64_t>> OptionalTimestamp(const nlohmann::json& source, const char* key, std::string_view where);
+// include_metadata_columns of a Delta change feed (Delta tables and tables shared over Delta
+// Sharing): the columns asked for, in their order, then _change_type and _commit_version, which the
+// sink needs. Errors: InvalidArgument for an unknown or repeated column.
+Result<std::vector<std::string>> ChangeFeedColumns(const nlohmann::json& source, std::string_view where);
 // poll_interval_seconds: default 60, at least 1, and only meaningful with streaming.
 Result<double> OptionalPollInterval(const nlohmann::json& source, std::string_view where, bool streaming);
 

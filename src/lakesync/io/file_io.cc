@@ -6,6 +6,7 @@
 #include <arrow/io/interfaces.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -40,6 +41,8 @@ std::string MountKey(const ParsedLocation& parsed) {
       return "gs";
     case StorageKind::kAzure:
       return parsed.scheme + "://" + parsed.authority;
+    case StorageKind::kHttp:
+      return "http";
   }
   return parsed.scheme;
 }
@@ -95,6 +98,7 @@ auto CallArrow(F&& f) -> decltype(f()) {
 
 struct FileIO::Impl {
   std::map<std::string, std::string> properties;
+  std::shared_ptr<arrow::fs::FileSystem> http;  // for http(s) locations; may be null
   internal::S3Config s3;
   internal::GcsConfig gcs;
   internal::AzureConfig azure;
@@ -124,6 +128,8 @@ struct FileIO::Impl {
                                                             &mount.path_prefix));
         break;
       }
+      case StorageKind::kHttp:
+        return Unsupported("http(s) locations are read only through a FileIO made with an HTTP filesystem");
     }
     return mount;
   }
@@ -157,9 +163,33 @@ Result<std::shared_ptr<FileIO>> FileIO::Make(std::map<std::string, std::string> 
   return std::shared_ptr<FileIO>(new FileIO(std::move(impl)));
 }
 
+Result<std::shared_ptr<FileIO>> FileIO::Make(std::map<std::string, std::string> properties,
+                                             std::shared_ptr<arrow::fs::FileSystem> http_filesystem) {
+  ARROW_ASSIGN_OR_RAISE(auto io, Make(std::move(properties)));
+  io->impl_->http = std::move(http_filesystem);
+  return io;
+}
+
+namespace {
+bool StartsWithHttp(std::string_view location) {
+  auto lower_starts = [&](std::string_view prefix) {
+    if (location.size() < prefix.size()) return false;
+    for (size_t i = 0; i < prefix.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(location[i])) != prefix[i]) return false;
+    }
+    return true;
+  };
+  return lower_starts("http://") || lower_starts("https://");
+}
+}  // namespace
+
 const std::map<std::string, std::string>& FileIO::properties() const { return impl_->properties; }
 
 Result<FileIO::Resolved> FileIO::Resolve(const std::string& location) const {
+  if (impl_->http && StartsWithHttp(location)) {
+    // The whole URL is the path: its query carries the signature.
+    return Resolved{impl_->http, location, StorageKind::kHttp};
+  }
   ARROW_ASSIGN_OR_RAISE(ParsedLocation parsed, ParseLocation(location));
   LS_ASSIGN_OR_RAISE_CTX(Mount mount, impl_->GetMount(parsed), "accessing {}", location);
   Resolved resolved;

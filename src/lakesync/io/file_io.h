@@ -45,6 +45,11 @@ class FileIO {
   // STORAGE_EMULATOR_HOST for GCS; they are read now, not on each call.
   // Errors: InvalidArgument naming the property when a known key has a malformed value.
   static Result<std::shared_ptr<FileIO>> Make(std::map<std::string, std::string> properties = {});
+  // The same, and http:// and https:// locations (a Delta Sharing server's signed URLs) are read
+  // through `http_filesystem`, which gets the whole URL as its path. Without one they are
+  // Unsupported, as ParseLocation says.
+  static Result<std::shared_ptr<FileIO>> Make(std::map<std::string, std::string> properties,
+                                              std::shared_ptr<arrow::fs::FileSystem> http_filesystem);
 
   ~FileIO();
   FileIO(const FileIO&) = delete;

@@ -17,6 +17,7 @@ enum class StorageKind {
   kS3,     // s3://, s3a://, s3n://
   kGcs,    // gs://
   kAzure,  // abfs://, abfss://
+  kHttp,   // http://, https://: read-only, through a filesystem the FileIO's maker lends (signed URLs)
 };
 
 // A location split into the parts FileIO needs to pick and address a filesystem.
