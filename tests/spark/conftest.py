@@ -29,3 +29,12 @@ def spark(tmp_path_factory):
     print(f"\nSpark {proc.version} started in {proc.start_seconds:.1f}s (log: {proc.log_path})")
     yield proc
     proc.close()
+
+
+@pytest.fixture(autouse=True)
+def _close_lakes():
+    """Stops the REST catalog servers the test's Lakes started (spark_tables.OPEN_LAKES)."""
+    yield
+    import spark_tables
+    while spark_tables.OPEN_LAKES:
+        spark_tables.OPEN_LAKES.pop().close()

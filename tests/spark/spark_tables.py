@@ -14,6 +14,8 @@ import decimal
 import itertools
 import math
 import random
+import signal
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -181,6 +183,34 @@ def select_list(columns: list[dict]) -> str:
 # One catalog that both lakesync and Spark open
 
 _CATALOG_NUMBERS = itertools.count(1)
+# Every Lake of the running test; conftest.py closes them (stopping REST servers) after each test.
+OPEN_LAKES: list["Lake"] = []
+
+
+class CatalogServer:
+    """`lakesync catalog serve` over the catalog a config file names, on 127.0.0.1 with a port the
+    OS chooses (the server prints its URL once it listens)."""
+
+    def __init__(self, workdir: Path, catalog_config: Path):
+        self.log_path = Path(workdir) / "catalog-serve.log"
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [str(O.LAKESYNC), "--log-level", "info", "catalog", "serve", "--catalog-config", str(catalog_config),
+             "--listen", "127.0.0.1:0"],
+            cwd=workdir, stdout=subprocess.PIPE, stderr=self._log, stdin=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline()
+        if not line:
+            self.proc.wait(timeout=30)
+            raise RuntimeError(f"lakesync catalog serve exited {self.proc.returncode}: {self.log_path.read_text()}")
+        self.url = line.strip().rsplit(" ", 1)[-1]
+        assert self.url.startswith("http://127.0.0.1:"), line
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=60)
+        self._log.close()
+        assert self.proc.returncode == 0, f"catalog serve exited {self.proc.returncode}: {self.log_path.read_text()}"
 
 
 class Lake:
@@ -189,10 +219,15 @@ class Lake:
 
     kind "sql": lakesync's SQL catalog on SQLite, opened by Spark with Iceberg's JdbcCatalog and the
     SQLite JDBC driver (the strongest form: the same catalog rows, the same commit protocol).
-    kind "hadoop": the filesystem catalog (Iceberg's HadoopCatalog layout) on both sides."""
+    kind "hadoop": the filesystem catalog (Iceberg's HadoopCatalog layout) on both sides.
+    kind "rest": lakesync's SQL catalog served by `lakesync catalog serve` on loopback; Spark opens it
+    with Iceberg's RESTCatalog and lakesync's CLI with its own REST client (`type: rest`), so every
+    read and commit of both sides crosses the REST protocol. `close()` stops the server."""
 
     def __init__(self, workdir: Path, spark: SR.SparkProcess, kind: str = "sql"):
         self.workdir = Path(workdir)
+        self.server: CatalogServer | None = None
+        OPEN_LAKES.append(self)
         self.spark = spark
         self.kind = kind
         # Catalog names stay registered in the Spark session, so every Lake gets its own.
@@ -205,6 +240,13 @@ class Lake:
             props = {"type": "sql", "uri": f"sqlite:///{db}", "warehouse": f"file://{warehouse}"}
             spark_props = {"type": "jdbc", "uri": f"jdbc:sqlite:{db}", "warehouse": f"file://{warehouse}",
                            "jdbc.schema-version": "V1"}
+        elif kind == "rest":
+            db = warehouse / "catalog.db"
+            served = O.write_yaml(self.workdir / "served-catalog.yaml", {"catalog_name": self.name,
+                "catalog_properties": {"type": "sql", "uri": f"sqlite:///{db}", "warehouse": f"file://{warehouse}"}})
+            self.server = CatalogServer(self.workdir, served)
+            props = {"type": "rest", "uri": self.server.url}
+            spark_props = {"type": "rest", "uri": self.server.url}
         else:
             props = {"type": "hadoop", "warehouse": f"file://{warehouse}"}
             spark_props = {"type": "hadoop", "warehouse": f"file://{warehouse}"}
@@ -217,6 +259,11 @@ class Lake:
         self.cli.ok("namespace", "create", "db", "--if-not-exists")
         spark.run("add_iceberg_catalog(spark, args['name'], args['props'])", name=self.name, props=spark_props)
         self._reads = itertools.count()
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
 
     def table(self, name: str) -> str:
         """The Spark name of lakesync's NS.T."""

@@ -244,16 +244,19 @@ def change_batches(seed: int) -> list[list[tuple]]:
 
 
 APPLY_SETUPS = {
-    "v3-position-identity": (3, "position", ["cat"]),
-    "v2-position-bucket": (2, "position", ["bucket(id, 4)"]),
-    "v2-equality-identity": (2, "equality", ["cat"]),
+    # name: (format version, delete strategy, partition terms, catalog kind)
+    "v3-position-identity": (3, "position", ["cat"], "sql"),
+    "v2-position-bucket": (2, "position", ["bucket(id, 4)"], "sql"),
+    "v2-equality-identity": (2, "equality", ["cat"], "sql"),
+    # lakesync commits through its REST client to `catalog serve`; Spark reads through RESTCatalog.
+    "v3-position-bucket-rest": (3, "position", ["bucket(id, 4)"], "rest"),
 }
 
 
 @pytest.mark.parametrize("setup", list(APPLY_SETUPS))
 def test_lakesync_apply_read_by_spark(tmp_path, spark, setup):
-    version, strategy, terms = APPLY_SETUPS[setup]
-    lake = Lake(tmp_path, spark)
+    version, strategy, terms, kind = APPLY_SETUPS[setup]
+    lake = Lake(tmp_path, spark, kind)
     name = "db.cdc"
     create(lake, name, version, terms, identifier_fields=["id"])
     snapshots = []
@@ -285,6 +288,8 @@ SPARK_SETUPS = {
     "v3-merge-on-read-day-hadoop": (3, "merge-on-read", "days(tstz)", "hadoop"),
     "v2-copy-on-write-truncate": (2, "copy-on-write", "truncate(2, cat)", "sql"),
     "v3-copy-on-write-unpartitioned": (3, "copy-on-write", "", "sql"),
+    # Spark through Iceberg's RESTCatalog, lakesync through its REST client, one `catalog serve`.
+    "v3-merge-on-read-identity-rest": (3, "merge-on-read", "cat", "rest"),
 }
 
 UPDATE_WHERE = "cat = 'ab' OR id % 17 = 0"

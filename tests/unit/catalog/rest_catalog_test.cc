@@ -420,7 +420,16 @@ TEST_F(RestCatalogTest, ErrorsUseTheSpecsBody) {
   auto j = nlohmann::json::parse(res.body);
   EXPECT_EQ(j["error"]["code"], 404);
   EXPECT_EQ(j["error"]["type"], "NoSuchNamespaceException");
+  // loadTable's only 404 in the spec is NoSuchTableException, also when the namespace is missing
+  // (the message says which); creating a table there is NoSuchNamespaceException.
   res = Raw("GET", "/v1/namespaces/nope/tables/t");
+  EXPECT_EQ(res.status, 404);
+  EXPECT_EQ(nlohmann::json::parse(res.body)["error"]["type"], "NoSuchTableException");
+  EXPECT_NE(nlohmann::json::parse(res.body)["error"]["message"].get<std::string>().find("namespace 'nope'"),
+            std::string::npos);
+  res = Raw("POST", "/v1/namespaces/nope/tables",
+            R"({"name": "t", "schema": {"type": "struct", "fields": [{"id": 1, "name": "a", "type": "int", "required": false}]}})");
+  EXPECT_EQ(res.status, 404);
   EXPECT_EQ(nlohmann::json::parse(res.body)["error"]["type"], "NoSuchNamespaceException");
   ASSERT_OK(backend_->CreateNamespace({"shop"}, {}));
   res = Raw("GET", "/v1/namespaces/shop/tables/t");
@@ -500,3 +509,50 @@ TEST(RestClientTest, ConfigMergeDefaultEndpointsHeadersAndTokenRefresh) {
 
 }  // namespace
 }  // namespace lakesync::catalog::rest
+
+// Spark's RESTCatalog numbers a new table's fields from 0, depth first; the server gives them fresh
+// ids in Java's TypeUtil.assignFreshIds order (a struct's fields, then their children) and moves the
+// identifier fields, partition and sort source ids along with them.
+TEST(RestProtocolTest, CreateTableRequestsGetFreshFieldIds) {
+  const auto request = nlohmann::json::parse(R"({
+    "name": "t",
+    "schema": {"type": "struct", "schema-id": 0, "identifier-field-ids": [0], "fields": [
+      {"id": 0, "name": "id", "type": "long", "required": true},
+      {"id": 1, "name": "st", "required": false, "type": {"type": "struct", "fields": [
+        {"id": 2, "name": "a", "type": "int", "required": false},
+        {"id": 3, "name": "l", "required": false,
+         "type": {"type": "list", "element-id": 4, "element": "int", "element-required": false}}]}},
+      {"id": 5, "name": "m", "required": false,
+       "type": {"type": "map", "key-id": 6, "key": "string", "value-id": 7, "value": "long", "value-required": false}},
+      {"id": 8, "name": "s", "type": "string", "required": false}]},
+    "partition-spec": {"spec-id": 0, "fields": [{"source-id": 8, "field-id": 0, "name": "s", "transform": "identity"}]},
+    "write-order": {"order-id": 1, "fields": [
+      {"source-id": 0, "transform": "identity", "direction": "asc", "null-order": "nulls-first"}]}
+  })");
+  ASSERT_OK_AND_ASSIGN(auto body, lakesync::catalog::rest::CreateTableBodyFromJson(request));
+  const auto& schema = *body.schema;
+  auto id_of = [&](std::string_view name) {
+    const auto* f = schema.FindFieldByName(name);
+    return f ? f->id : -1;
+  };
+  EXPECT_EQ(id_of("id"), 1);
+  EXPECT_EQ(id_of("st"), 2);
+  EXPECT_EQ(id_of("m"), 3);
+  EXPECT_EQ(id_of("s"), 4);
+  EXPECT_EQ(id_of("st.a"), 5);
+  EXPECT_EQ(id_of("st.l"), 6);
+  EXPECT_EQ(id_of("st.l.element"), 7);
+  EXPECT_EQ(id_of("m.key"), 8);
+  EXPECT_EQ(id_of("m.value"), 9);
+  EXPECT_EQ(schema.identifier_field_ids(), std::vector<int32_t>{1});
+  ASSERT_EQ(body.spec->fields().size(), 1u);
+  EXPECT_EQ(body.spec->fields()[0].source_id, 4);
+  EXPECT_EQ(body.spec->fields()[0].field_id, 1000);
+  ASSERT_EQ(body.write_order->fields.size(), 1u);
+  EXPECT_EQ(body.write_order->fields[0].source_id, 1);
+
+  // A partition source that is not a field of the schema is the client's mistake, said as such.
+  auto bad = request;
+  bad["partition-spec"]["fields"][0]["source-id"] = 42;
+  EXPECT_KIND(lakesync::catalog::rest::CreateTableBodyFromJson(bad), lakesync::ErrorKind::kInvalidArgument);
+}

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <set>
+
 #include "lakesync/http/status_codes.h"
 #include "lakesync/http/url.h"
 #include "lakesync/iceberg/model/json_serde.h"
@@ -27,6 +30,91 @@ Result<std::string> RequiredString(const Json& j, const char* key, std::string_v
   if (it == j.end() || !it->is_string()) return InvalidArgument("{}: '{}' must be a string", what, key);
   return it->get<std::string>();
 }
+
+
+// A created table's schema gets fresh field ids whatever ids the request carries, as Java's
+// TableMetadata.newTableMetadata (and so every Java REST server) does: Spark's RESTCatalog sends the
+// 0-based ids of its own schema conversion, pyiceberg ids it already made fresh (unchanged here).
+// The order is TypeUtil.assignFreshIds' (the one iceberg/model/arrow_schema.cc follows): all fields
+// of a struct first, then their children; a list's element; a map's key and value. The identifier
+// fields, the partition spec's and the sort order's source ids follow the fields they name, and
+// partition fields are numbered from 1000 (Java's freshSpec). The remap works on the JSON because
+// the model refuses the ids being replaced (0, say) when it parses a schema.
+class FreshIds {
+ public:
+  Status Schema(Json& schema) {
+    ARROW_RETURN_NOT_OK(Type(schema));
+    if (auto it = schema.find("identifier-field-ids"); it != schema.end() && it->is_array()) {
+      for (auto& id : *it) ARROW_RETURN_NOT_OK(Remap(id, "identifier-field-ids"));
+    }
+    return Status::OK();
+  }
+
+  // The "source-id" (or v3 "source-ids") of each field of a partition spec or sort order.
+  Status SourceIds(Json& doc, std::string_view what, bool number_partition_fields) {
+    auto fields = doc.find("fields");
+    if (fields == doc.end() || !fields->is_array()) return Status::OK();
+    int32_t next_partition_id = iceberg::kPartitionDataIdStart;
+    for (auto& f : *fields) {
+      if (!f.is_object()) continue;
+      if (auto it = f.find("source-id"); it != f.end()) ARROW_RETURN_NOT_OK(Remap(*it, what));
+      if (auto it = f.find("source-ids"); it != f.end() && it->is_array()) {
+        for (auto& id : *it) ARROW_RETURN_NOT_OK(Remap(id, what));
+      }
+      if (number_partition_fields) f["field-id"] = next_partition_id++;
+    }
+    return Status::OK();
+  }
+
+ private:
+  Status Type(Json& type) {
+    if (!type.is_object()) return Status::OK();  // a primitive type is a string
+    const std::string kind = type.value("type", "");
+    if (kind == "struct") {
+      auto fields = type.find("fields");
+      if (fields == type.end() || !fields->is_array()) return Status::OK();
+      for (auto& f : *fields) {
+        if (f.is_object() && f.contains("id")) ARROW_RETURN_NOT_OK(Assign(f["id"]));
+      }
+      for (auto& f : *fields) {
+        if (f.is_object() && f.contains("type")) ARROW_RETURN_NOT_OK(Type(f["type"]));
+      }
+    } else if (kind == "list") {
+      if (type.contains("element-id")) ARROW_RETURN_NOT_OK(Assign(type["element-id"]));
+      if (type.contains("element")) ARROW_RETURN_NOT_OK(Type(type["element"]));
+    } else if (kind == "map") {
+      if (type.contains("key-id")) ARROW_RETURN_NOT_OK(Assign(type["key-id"]));
+      if (type.contains("value-id")) ARROW_RETURN_NOT_OK(Assign(type["value-id"]));
+      if (type.contains("key")) ARROW_RETURN_NOT_OK(Type(type["key"]));
+      if (type.contains("value")) ARROW_RETURN_NOT_OK(Type(type["value"]));
+    }
+    return Status::OK();
+  }
+
+  Status Assign(Json& id) {
+    if (!id.is_number_integer()) return Status::OK();  // the model's parser names the bad value
+    const int64_t old_id = id.get<int64_t>();
+    id = ++last_id_;
+    if (!fresh_.emplace(old_id, last_id_).second) ambiguous_.insert(old_id);
+    return Status::OK();
+  }
+
+  Status Remap(Json& id, std::string_view what) {
+    if (!id.is_number_integer()) return Status::OK();
+    const int64_t old_id = id.get<int64_t>();
+    if (ambiguous_.count(old_id)) {
+      return InvalidArgument("{}: field id {} names more than one schema field", what, old_id);
+    }
+    auto it = fresh_.find(old_id);
+    if (it == fresh_.end()) return InvalidArgument("{}: field id {} is not in the schema", what, old_id);
+    id = it->second;
+    return Status::OK();
+  }
+
+  int32_t last_id_ = 0;
+  std::map<int64_t, int32_t> fresh_;
+  std::set<int64_t> ambiguous_;
+};
 
 }  // namespace
 
@@ -300,18 +388,26 @@ Result<CreateTableBody> CreateTableBodyFromJson(const nlohmann::json& json) {
     out.location = it->get<std::string>();
   }
   if (!json.contains("schema")) return InvalidArgument("{}: 'schema' is required", kWhat);
-  auto schema = iceberg::SchemaFromJson(json["schema"]);
+  FreshIds fresh;
+  Json schema_json = json["schema"];
+  if (schema_json.is_object()) ARROW_RETURN_NOT_OK(fresh.Schema(schema_json));
+  auto schema = iceberg::SchemaFromJson(schema_json);
   ARROW_RETURN_NOT_OK(AsBadRequest(schema.status(), "create table request: schema"));
   out.schema = *schema;
   if (auto it = json.find("partition-spec"); it != json.end() && !it->is_null()) {
     Json spec = *it;
     if (spec.is_object() && !spec.contains("spec-id")) spec["spec-id"] = 0;
+    if (spec.is_object()) {
+      ARROW_RETURN_NOT_OK(fresh.SourceIds(spec, "create table request: partition-spec", /*number_partition_fields=*/true));
+    }
     auto parsed = iceberg::PartitionSpecFromJson(spec);
     ARROW_RETURN_NOT_OK(AsBadRequest(parsed.status(), "create table request: partition-spec"));
     out.spec = *parsed;
   }
   if (auto it = json.find("write-order"); it != json.end() && !it->is_null()) {
-    auto parsed = iceberg::SortOrderFromJson(*it);
+    Json order = *it;
+    if (order.is_object()) ARROW_RETURN_NOT_OK(fresh.SourceIds(order, "create table request: write-order", false));
+    auto parsed = iceberg::SortOrderFromJson(order);
     ARROW_RETURN_NOT_OK(AsBadRequest(parsed.status(), "create table request: write-order"));
     out.write_order = *parsed;
   }

@@ -209,11 +209,15 @@ struct RestCatalogServer::Impl {
   }
 
   // A "not found" from a table operation names the namespace when that is what is missing.
-  HttpError TableError(const Status& st, const Namespace& ns) {
+  // A table that is not found because its namespace is not: the message says so, and the error type
+  // is NoSuchNamespaceException only where the spec lists it (creating a table). loadTable,
+  // updateTable and dropTable answer NoSuchTableException: Java's RESTSessionCatalog passes any other
+  // type through, and Spark resolves `db.t.snapshots` by catching NoSuchTableException for `db.t`.
+  HttpError TableError(const Status& st, const Namespace& ns, bool namespace_error_type) {
     if (KindOf(st) != ErrorKind::kNotFound) return {st, false};
     auto exists = catalog().NamespaceExists(ns);
     if (exists.ok() && !*exists) {
-      return {NotFound("namespace '{}' does not exist", NamespaceToString(ns)), true};
+      return {NotFound("namespace '{}' does not exist", NamespaceToString(ns)), namespace_error_type};
     }
     return {st, false};
   }
@@ -380,7 +384,7 @@ struct RestCatalogServer::Impl {
                                    create.write_order, create.location, create.properties};
         auto created = create.stage_create ? catalog().StageCreateTable(request) : catalog().CreateTable(request);
         if (!created.ok()) {
-          error_hint = TableError(created.status(), route.ns);
+          error_hint = TableError(created.status(), route.ns, /*namespace_error_type=*/true);
           return error_hint.status;
         }
         if (created->metadata) ARROW_RETURN_NOT_OK(CheckLocation(created->metadata->location, "location"));
@@ -409,7 +413,7 @@ struct RestCatalogServer::Impl {
         }
         auto loaded = catalog().LoadTable(*route.table);
         if (!loaded.ok()) {
-          error_hint = TableError(loaded.status(), route.ns);
+          error_hint = TableError(loaded.status(), route.ns, /*namespace_error_type=*/false);
           return error_hint.status;
         }
         const std::string key = loaded->metadata_location + "|" + mode;
@@ -452,7 +456,8 @@ struct RestCatalogServer::Impl {
         } else {
           ARROW_ASSIGN_OR_RAISE(bool exists, catalog().TableExists(*route.table));
           if (!exists) {
-            error_hint = TableError(NotFound("table '{}' does not exist", route.table->ToString()), route.ns);
+            error_hint = TableError(NotFound("table '{}' does not exist", route.table->ToString()), route.ns,
+                                    /*namespace_error_type=*/false);
             return error_hint.status;
           }
         }
@@ -468,7 +473,7 @@ struct RestCatalogServer::Impl {
         if (purge != "true" && purge != "false") return InvalidArgument("purgeRequested must be true or false");
         Status st = catalog().DropTable(*route.table, purge == "true");
         if (!st.ok()) {
-          error_hint = TableError(st, route.ns);
+          error_hint = TableError(st, route.ns, /*namespace_error_type=*/false);
           return error_hint.status;
         }
         return R(std::make_pair(204, kNone));
