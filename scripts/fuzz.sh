@@ -2,7 +2,8 @@
 # Builds the libFuzzer harnesses in fuzz/ (clang from Debian, ASan + UBSan) in build-fuzz/, seeds
 # their corpora from files the tests' tools generate, and runs each harness.
 #
-#   scripts/fuzz.sh                 a short run: FUZZ_SECONDS (default 20) per harness, as CI does
+#   scripts/fuzz.sh                 a short run: FUZZ_SECONDS (default 20) per harness
+#                                   (scripts/test.sh runs it, 10 s each, with LAKESYNC_FUZZ_SHORT=1)
 #   scripts/fuzz.sh --long 3600     the long run: 3600 s per harness, one after another (-j1)
 #   scripts/fuzz.sh --only NAME     one harness (table_metadata, manifest, manifest_list, puffin,
 #                                   deletion_vector, delta_log, delta_checkpoint, z85, filter, job_yaml)
