@@ -25,13 +25,15 @@ os.environ.setdefault("LAKESYNC_SHARED_DIR", str(_find_shared()))
 
 
 # --- PostgreSQL (the SQL catalog's shared-deployment database) -------------------------------------
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
 import uuid  # noqa: E402
 
 import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory):
+def postgres_server():
     """The URI of a PostgreSQL server's `postgres` database: LAKESYNC_TEST_POSTGRES (scripts/test.sh
     starts one for the whole run), or a throwaway server started here (tests/pgserver.py) and stopped
     at the end of the session. Skips when PostgreSQL is not installed."""
@@ -47,13 +49,16 @@ def postgres_server(tmp_path_factory):
         return
     if pgserver.binaries() is None:
         pytest.skip("PostgreSQL is not installed (scripts/setup.sh --test installs Debian's postgresql)")
-    base = tmp_path_factory.mktemp("postgres")
-    uri = pgserver.start(base)
+    # Not under pytest's tmp_path: as root the server runs as the `postgres` user, who cannot enter
+    # pytest's private /tmp/pytest-of-root; a mkdtemp folder's parent (/tmp) is open to everyone.
+    base = Path(tempfile.mkdtemp(prefix="lakesync-pg-"))
     try:
+        uri = pgserver.start(base)
         pgserver.wait_ready(uri)
         yield uri
     finally:
         pgserver.stop(base)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture

@@ -156,5 +156,5 @@ def test_four_processes_apply_to_one_table_concurrently(postgres_db, tmp_path):
     conflicts = sum(o["conflicts"] for o in outcomes)
     attempts = [t.get("commit_attempts", 1) for o in outcomes for t in o["result"].get("tables", [])]
     print(f"\nfour writers: {writers * batches} commits, {conflicts} conflicts retried, "
-          f"max attempts {max(attempts)}")
+          f"at most {max(attempts)} key-resolution round(s) per apply")
     assert conflicts > 0, "the writers never raced: the test proved nothing"
