@@ -167,6 +167,48 @@ TEST_F(PostgresCatalogTest, StaleSwapIsACommitConflictAndLeavesNoFile) {
   EXPECT_KIND(peer->SwapMetadata(id, "", *created.metadata), ErrorKind::kAlreadyExists);
 }
 
+// A multi-table commit (a table template's tables, REST commitTransaction) is one PostgreSQL
+// transaction: a stale base on any table swaps no row, and the metadata files it wrote are deleted.
+TEST_F(PostgresCatalogTest, MultiTableSwapIsAllOrNothing) {
+  auto peer = SqlCatalogPeer::Make(Options("test_catalog"));
+  ASSERT_NE(peer, nullptr);
+  ASSERT_TRUE(peer->SupportsMultiTableCommit());
+  ASSERT_OK(peer->CreateNamespace({"ns"}, {}));
+  const TableIdentifier a{{"ns"}, "a"}, b{{"ns"}, "b"};
+  ASSERT_OK(peer->CreateTable(TableRequest(a)).status());
+  ASSERT_OK(peer->CreateTable(TableRequest(b)).status());
+  ASSERT_OK_AND_ASSIGN(auto base_a, peer->LoadTable(a));
+  ASSERT_OK_AND_ASSIGN(auto base_b, peer->LoadTable(b));
+  auto next = [](const LoadedTable& base, const std::string& value) {
+    iceberg::ApplyOptions apply;
+    apply.base_metadata_location = base.metadata_location;
+    auto updated = iceberg::ApplyUpdates(base.metadata.get(), {iceberg::SetProperties{{{"v", value}}}}, apply);
+    EXPECT_TRUE(updated.ok()) << updated.status().ToString();
+    return updated.ok() ? *updated : nullptr;
+  };
+  // Another writer moves b on: a transaction still based on the old b must change neither table.
+  ASSERT_OK_AND_ASSIGN(std::string b_now, peer->SwapMetadata(b, base_b.metadata_location, *next(base_b, "other")));
+  using Prepared = SqlCatalogPeer::PreparedCommit;
+  auto lost = peer->SwapMetadataAll({Prepared{a, base_a, next(base_a, "tx")}, Prepared{b, base_b, next(base_b, "tx")}});
+  EXPECT_EQ(KindOf(lost.status()), ErrorKind::kCommitConflict) << lost.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto current_a, peer->CurrentMetadataLocation(a));
+  ASSERT_OK_AND_ASSIGN(auto current_b, peer->CurrentMetadataLocation(b));
+  EXPECT_EQ(current_a, base_a.metadata_location);
+  EXPECT_EQ(current_b, b_now);
+  EXPECT_EQ(CountFiles(LocalPath(warehouse_) + "/ns/a/metadata", ".metadata.json"), 1);
+  EXPECT_EQ(CountFiles(LocalPath(warehouse_) + "/ns/b/metadata", ".metadata.json"), 2);
+
+  // On current bases both swap.
+  ASSERT_OK_AND_ASSIGN(auto fresh_b, peer->LoadTable(b));
+  ASSERT_OK_AND_ASSIGN(auto done, peer->SwapMetadataAll({Prepared{a, base_a, next(base_a, "tx")},
+                                                         Prepared{b, fresh_b, next(fresh_b, "tx")}}));
+  ASSERT_EQ(done.size(), 2u);
+  ASSERT_OK_AND_ASSIGN(auto loaded_a, peer->LoadTable(a));
+  ASSERT_OK_AND_ASSIGN(auto loaded_b, peer->LoadTable(b));
+  EXPECT_EQ(loaded_a.metadata->properties.at("v"), "tx");
+  EXPECT_EQ(loaded_b.metadata->properties.at("v"), "tx");
+}
+
 // Four catalogs (four connections, as four processes would have) commit to one table at once: every
 // commit lands exactly once, the losers of each race retry, and the history is a single chain.
 TEST_F(PostgresCatalogTest, ConcurrentCommitsFromManyConnections) {

@@ -435,7 +435,8 @@ Result<std::vector<std::string>> SqlCatalog::SwapMetadataAll(const std::vector<P
     if (!location.ok()) return discard(location.status());
     locations.push_back(*location);
   }
-  // One write transaction (SQLite: IMMEDIATE): every row swaps or, on the first conflict, none (the
+  // One write transaction (SQLite: IMMEDIATE; PostgreSQL: row locks, the WHERE re-checked on the
+  // row version it waited for): every row swaps or, on the first conflict, none (the
   // destructor rolls back), so the files written are garbage then and go.
   std::lock_guard lock(mutex_);
   auto tx = Transaction::Begin(db_.get());

@@ -86,7 +86,7 @@ class SqlCatalog : public MetastoreCatalog {
   // Errors: NotFound (namespace or metadata file), kCorrupt (unreadable metadata), AlreadyExists.
   Result<LoadedTable> RegisterTable(const TableIdentifier& identifier, const std::string& metadata_location) override;
 
-  // Several tables commit in one SQLite transaction.
+  // Several tables commit in one database transaction (SQLite or PostgreSQL).
   bool SupportsMultiTableCommit() const override { return true; }
 
   // Whether the database has the optional iceberg_type column (pyiceberg/Java "V1" schema).
