@@ -46,7 +46,8 @@ if [[ ! -f build-fuzz/build.ninja ]]; then
   log "configuring build-fuzz/ (clang, ASan + UBSan, libFuzzer)"
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-    -DLAKESYNC_FUZZ=ON -DLAKESYNC_PYTHON="$root/.venv/bin/python" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+    -DLAKESYNC_FUZZ=ON -DLAKESYNC_BUILD_PYTHON=OFF -DLAKESYNC_BUILD_BENCH=OFF \
+    -DLAKESYNC_PYTHON="$root/.venv/bin/python" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
 fi
 log "building the harnesses"
 cmake --build build-fuzz -j"${FUZZ_JOBS:-$(nproc)}" --target fuzz_all
