@@ -12,6 +12,8 @@ find_package(OpenSSL REQUIRED)
 find_package(GTest)
 
 pkg_check_modules(AVRO REQUIRED IMPORTED_TARGET avro-c)
+# libpq: the PostgreSQL SQL catalog (Debian's libpq-dev).
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
 add_library(avro::avro ALIAS PkgConfig::AVRO)
 find_package(roaring REQUIRED)
 # cpp-httplib (HTTP server and client; the .pc file sets the OpenSSL/zlib/brotli feature macros the

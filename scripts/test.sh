@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Installs what the tests need, builds, and runs every test suite CI runs:
 #   1. GoogleTest unit tests through ctest
-#   2. pytest: CLI, interop (pyiceberg, DuckDB, chDB, pyroaring, fastavro) and object-store tests,
-#      the Python package (tests/python) and the Apache Beam transforms (tests/beam, in the Beam venv
-#      that scripts/setup-beam.sh makes with a real `pip install .` of the package)
-# The output ends with pytest's own summary line. Heavy suites (Spark, long benchmarks) are not
-# here: see bench/ and docs/benchmarks.md.
+#   2. only with LAKESYNC_FUZZ_SHORT=1: a short run of every fuzz harness (scripts/fuzz.sh;
+#      FUZZ_SECONDS each, default 10). Opt-in because its first build compiles the whole engine again
+#      with clang and sanitizers, which costs far more than the run itself (docs/reliability.md)
+#   3. pytest: CLI, interop (pyiceberg, DuckDB, chDB, pyroaring, fastavro), object-store and
+#      PostgreSQL catalog tests, the Python package (tests/python) and the Apache Beam transforms
+#      (tests/beam, in the Beam venv that scripts/setup-beam.sh makes with a real `pip install .` of
+#      the package)
+# A throwaway PostgreSQL server (tests/pgserver.py) runs for the whole script on loopback and is
+# stopped on exit, failures included. The output ends with pytest's own summary line. Heavy suites
+# (Spark, long benchmarks, the long fuzz run) are not here: see bench/, docs/benchmarks.md and
+# docs/reliability.md.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -24,9 +30,24 @@ if [[ "${LAKESYNC_SKIP_BEAM:-0}" != "1" ]]; then
   export LAKESYNC_BEAM_TESTS=1
 fi
 
+pg_dir="$(mktemp -d)"
+chmod 755 "$pg_dir"
+cleanup() {
+  .venv/bin/python tests/pgserver.py stop "$pg_dir" || true
+  rm -rf "$pg_dir"
+}
+trap cleanup EXIT
+eval "$(.venv/bin/python tests/pgserver.py start "$pg_dir")"
+echo "PostgreSQL for the tests: $LAKESYNC_TEST_POSTGRES"
+
 echo "== unit tests (ctest) =="
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
 
+if [[ "${LAKESYNC_FUZZ_SHORT:-0}" == 1 ]]; then
+  echo "== fuzz harnesses, short run (scripts/fuzz.sh) =="
+  FUZZ_SECONDS="${FUZZ_SECONDS:-10}" "$root/scripts/fuzz.sh"
+fi
+
 echo "== integration and interop tests (pytest) =="
 export LAKESYNC_BUILD_DIR="$root/build"
-exec .venv/bin/python -m pytest -q -p no:cacheprovider tests "$@"
+.venv/bin/python -m pytest -q -p no:cacheprovider tests "$@"

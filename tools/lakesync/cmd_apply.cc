@@ -35,10 +35,19 @@ class FilesReader : public arrow::RecordBatchReader {
     return r;
   }
   std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
+  // The file holding the input row with this 0-based ordinal (over all files), and the rows of that
+  // file before it: what error messages name.
+  std::pair<std::string, int64_t> Locate(int64_t row) const {
+    for (size_t i = starts_.size(); i-- > 0;) {
+      if (row >= starts_[i]) return {files_[i], row - starts_[i]};
+    }
+    return {files_.empty() ? std::string("changes") : files_[0], row};
+  }
   Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
     while (true) {
       ARROW_RETURN_NOT_OK(current_->ReadNext(out));
       if (*out) {
+        rows_read_ += (*out)->num_rows();
         if (!(*out)->schema()->Equals(*schema_, false)) {
           return InvalidArgument("{} has columns {} but {} has {}: change files applied together must have one "
                                  "schema", files_[next_ - 1], (*out)->schema()->ToString(), files_[0],
@@ -53,6 +62,7 @@ class FilesReader : public arrow::RecordBatchReader {
 
  private:
   Status OpenNext() {
+    starts_.push_back(rows_read_);
     const std::string& file = files_[next_++];
     ARROW_ASSIGN_OR_RAISE(auto location, io::NormalizeLocation(file));
     tabular::Format format;
@@ -71,6 +81,8 @@ class FilesReader : public arrow::RecordBatchReader {
   std::optional<tabular::Format> format_;
   std::shared_ptr<arrow::Schema> json_schema_;
   size_t next_ = 0;
+  std::vector<int64_t> starts_;  // the ordinal of each opened file's first row
+  int64_t rows_read_ = 0;
   std::shared_ptr<arrow::RecordBatchReader> current_;
   std::shared_ptr<arrow::Schema> schema_;
 };
@@ -196,6 +208,7 @@ void RegisterApplyCommand(Cli& cli) {
       sink::ApplyOptions options;
       if (!a->source_position.empty()) options.source_position = a->source_position;
       options.source_name = a->changes.size() == 1 ? a->changes[0] : a->changes[0] + " (and others)";
+      options.locate_input_row = [reader](int64_t row) { return reader->Locate(row); };
       ARROW_ASSIGN_OR_RAISE(auto result, writer->Apply(*reader, options));
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -28,6 +28,9 @@ constexpr char kPropUri[] = "uri";
 constexpr char kPropCatalogImpl[] = "catalog-impl";
 constexpr char kPropBusyTimeout[] = "sqlite.busy-timeout-ms";
 constexpr char kPropInitCatalogTables[] = "init_catalog_tables";
+// Java's JdbcCatalog passes jdbc.* properties to the driver; these two are the ones PostgreSQL needs.
+constexpr char kPropJdbcUser[] = "jdbc.user";
+constexpr char kPropJdbcPassword[] = "jdbc.password";
 constexpr char kMemoryDatabase[] = ":memory:";
 
 enum class CatalogType { kSql, kFilesystem, kRest };
@@ -78,14 +81,62 @@ Result<std::string> AbsoluteLocalPath(std::string_view path, std::string_view ur
   return p.lexically_normal().string();
 }
 
+bool IsPostgresUri(const std::string& uri) {
+  const std::string lower = Lower(uri);
+  return StartsWith(lower, "postgresql:") || StartsWith(lower, "postgresql+") || StartsWith(lower, "postgres:") ||
+         StartsWith(lower, "jdbc:postgresql:");
+}
+
+// A URI for messages: passwords (user:password@ and password=...) replaced by ***.
+std::string Redacted(const std::string& uri) {
+  std::string out = uri;
+  const size_t scheme = out.find("://");
+  if (scheme != std::string::npos) {
+    const size_t at = out.find('@', scheme + 3);
+    const size_t colon = out.find(':', scheme + 3);
+    if (at != std::string::npos && colon != std::string::npos && colon < at) {
+      out.replace(colon + 1, at - colon - 1, "***");
+    }
+  }
+  for (size_t p = Lower(out).find("password="); p != std::string::npos; p = Lower(out).find("password=", p + 1)) {
+    const size_t end = out.find('&', p);
+    out.replace(p + 9, (end == std::string::npos ? out.size() : end) - p - 9, "***");
+  }
+  return out;
+}
+
+// The libpq URI a PostgreSQL `uri` names. Accepted spellings: libpq's own
+// (postgresql://user:pw@host:port/db?sslmode=require, postgres://...), SQLAlchemy's as pyiceberg takes
+// it (postgresql+psycopg2://..., any +driver), and JDBC's as Java's JdbcCatalog takes it
+// (jdbc:postgresql://host:port/db?user=x&password=y). Errors: InvalidArgument naming the uri.
+Result<std::string> PostgresUri(const std::string& uri) {
+  const std::string shown = Redacted(uri);
+  std::string rest = uri;
+  const std::string lower = Lower(uri);
+  if (StartsWith(lower, "jdbc:")) rest = uri.substr(5);
+  const std::string rest_lower = Lower(rest);
+  const size_t scheme_end = rest.find("://");
+  if (scheme_end == std::string::npos) {
+    return InvalidArgument("catalog_properties.uri '{}': expected postgresql://[user@]host[:port]/database", shown);
+  }
+  std::string scheme = rest_lower.substr(0, scheme_end);
+  if (const size_t plus = scheme.find('+'); plus != std::string::npos) scheme = scheme.substr(0, plus);
+  if (scheme != "postgresql" && scheme != "postgres") {
+    return InvalidArgument("catalog_properties.uri '{}': '{}' is not a PostgreSQL scheme", shown, scheme);
+  }
+  const std::string after = rest.substr(scheme_end + 3);
+  if (after.empty() || after.front() == '/' || after.find('/') == std::string::npos ||
+      after.substr(after.find('/') + 1).empty() || after.substr(after.find('/') + 1).front() == '?') {
+    return InvalidArgument("catalog_properties.uri '{}': name the server and the database "
+                           "(postgresql://[user@]host[:port]/database)",
+                           shown);
+  }
+  return "postgresql://" + after;
+}
+
 // The SQLite database a `uri` names: an absolute path, or ":memory:".
 Result<std::string> SqliteDatabasePath(const std::string& uri) {
   const std::string lower = Lower(uri);
-  if (StartsWith(lower, "postgresql") || StartsWith(lower, "postgres:") || StartsWith(lower, "jdbc:postgresql:")) {
-    return Unsupported("catalog_properties.uri '{}': PostgreSQL SQL catalogs are not supported yet; use SQLite "
-                       "(sqlite:////abs/path/catalog.db)",
-                       uri);
-  }
   if (uri.find('?') != std::string::npos) {
     return InvalidArgument("catalog_properties.uri '{}': query parameters are not supported", uri);
   }
@@ -246,7 +297,11 @@ Status ValidateCatalogConfig(const CatalogConfig& config) {
                              "sqlite:////abs/path/catalog.db)",
                              config.catalog_name);
     }
-    LS_RETURN_NOT_OK_CTX(SqliteDatabasePath(*uri).status(), "catalog '{}'", config.catalog_name);
+    if (IsPostgresUri(*uri)) {
+      LS_RETURN_NOT_OK_CTX(PostgresUri(*uri).status(), "catalog '{}'", config.catalog_name);
+    } else {
+      LS_RETURN_NOT_OK_CTX(SqliteDatabasePath(*uri).status(), "catalog '{}'", config.catalog_name);
+    }
     ARROW_RETURN_NOT_OK(IntProperty(config, kPropBusyTimeout, 0).status());
     ARROW_RETURN_NOT_OK(BoolProperty(config, kPropInitCatalogTables, true).status());
   } else {
@@ -294,7 +349,14 @@ Result<std::shared_ptr<Catalog>> LoadCatalog(const CatalogConfig& config) {
   if (type == CatalogType::kSql) {
     SqlCatalogOptions options;
     options.catalog_name = config.catalog_name;
-    ARROW_ASSIGN_OR_RAISE(options.database_path, SqliteDatabasePath(*Get(config, kPropUri)));
+    const std::string uri = *Get(config, kPropUri);
+    if (IsPostgresUri(uri)) {
+      ARROW_ASSIGN_OR_RAISE(options.postgres_uri, PostgresUri(uri));
+      if (auto user = Get(config, kPropJdbcUser)) options.postgres_overrides["user"] = *user;
+      if (auto password = Get(config, kPropJdbcPassword)) options.postgres_overrides["password"] = *password;
+    } else {
+      ARROW_ASSIGN_OR_RAISE(options.database_path, SqliteDatabasePath(uri));
+    }
     options.warehouse = warehouse;
     options.io = io;
     ARROW_ASSIGN_OR_RAISE(options.busy_timeout_ms, IntProperty(config, kPropBusyTimeout, options.busy_timeout_ms));

@@ -18,7 +18,10 @@
 //              (four slashes: absolute), `sqlite:///rel/x.db` (relative to the working directory),
 //              `sqlite:///:memory:` or `sqlite://` (private in-memory database); or Java's
 //              `jdbc:sqlite:/abs/x.db`, `jdbc:sqlite:rel/x.db`, `jdbc:sqlite::memory:`.
-//              `postgresql://…`, `jdbc:postgresql:…`: kUnsupported for now.
+//              PostgreSQL: `postgresql://user[:password]@host[:port]/db[?sslmode=...]` (libpq's URI;
+//              also `postgres://`, SQLAlchemy's `postgresql+psycopg2://…` and Java's
+//              `jdbc:postgresql://host:port/db?user=…&password=…`).
+//   jdbc.user, jdbc.password     `sql` on PostgreSQL (Java's keys): override the URI's user/password.
 //   sqlite.busy-timeout-ms       `sql`, default 30000: how long to wait for another process's lock.
 //   init_catalog_tables          `sql`, default true (pyiceberg's key): create missing catalog tables.
 //   filesystem.allow-unsafe-object-store-commits   `hadoop`, default false (see filesystem_catalog.h).

@@ -94,4 +94,19 @@ std::string NewMetadataLocation(const iceberg::TableMetadata& metadata, int vers
                           fmt::format("{:05d}-{}{}", version, iceberg::NewUuid(), suffix));
 }
 
+namespace {
+thread_local std::function<Status(const std::string&)> metadata_file_recorder;
+}  // namespace
+
+ScopedMetadataFileRecorder::ScopedMetadataFileRecorder(std::function<Status(const std::string&)> recorder)
+    : previous_(std::move(metadata_file_recorder)) {
+  metadata_file_recorder = std::move(recorder);
+}
+
+ScopedMetadataFileRecorder::~ScopedMetadataFileRecorder() { metadata_file_recorder = std::move(previous_); }
+
+Status RecordMetadataFile(const std::string& location) {
+  return metadata_file_recorder ? metadata_file_recorder(location) : Status::OK();
+}
+
 }  // namespace lakesync::catalog

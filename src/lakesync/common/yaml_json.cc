@@ -1,5 +1,6 @@
 #include "lakesync/common/yaml_json.h"
 
+#include <arrow/util/utf8.h>
 #include <yaml-cpp/yaml.h>
 
 #include <regex>
@@ -13,6 +14,19 @@ struct DuplicateKey {
   YAML::Mark mark;
 };
 
+// A key or value that is not UTF-8 (raw bytes in the file, or an escape such as "\ud800"): YAML and
+// JSON text is Unicode, and everything downstream (JSON output, messages) needs valid UTF-8.
+struct NotUtf8 {
+  YAML::Mark mark;
+};
+
+const std::string& CheckUtf8(const std::string& s, const YAML::Mark& mark) {
+  static const bool initialized = (arrow::util::InitializeUTF8(), true);
+  (void)initialized;
+  if (!arrow::util::ValidateUTF8(s)) throw NotUtf8{mark};
+  return s;
+}
+
 nlohmann::json ToJson(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Null:
@@ -25,7 +39,7 @@ nlohmann::json ToJson(const YAML::Node& node) {
     case YAML::NodeType::Map: {
       nlohmann::json obj = nlohmann::json::object();
       for (const auto& kv : node) {
-        const std::string key = kv.first.as<std::string>();
+        const std::string key = CheckUtf8(kv.first.as<std::string>(), kv.first.Mark());
         // YAML says keys are unique; silently keeping the last of two would hide a mistake.
         if (obj.contains(key)) throw DuplicateKey(key, kv.first.Mark());
         obj[key] = ToJson(kv.second);
@@ -34,7 +48,7 @@ nlohmann::json ToJson(const YAML::Node& node) {
     }
     case YAML::NodeType::Scalar: break;
   }
-  const std::string& s = node.Scalar();
+  const std::string& s = CheckUtf8(node.Scalar(), node.Mark());
   if (node.Tag() == "!") return s;  // quoted scalar: always a string
   static const std::regex kInt(R"(^[-+]?[0-9]+$)");
   static const std::regex kFloat(R"(^[-+]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][-+]?[0-9]+)?$)");
@@ -67,6 +81,9 @@ Result<nlohmann::json> ParseYamlOrJson(std::string_view text, std::string_view s
   } catch (const DuplicateKey& d) {
     return InvalidArgument("{}: line {}, column {}: key '{}' is given twice", source, d.mark.line + 1,
                            d.mark.column + 1, d.key);
+  } catch (const NotUtf8& n) {
+    return InvalidArgument("{}: line {}, column {}: the text is not valid UTF-8", source, n.mark.line + 1,
+                           n.mark.column + 1);
   } catch (const YAML::Exception& e) {
     return InvalidArgument("{}: line {}, column {}: {}", source, e.mark.line + 1, e.mark.column + 1, e.msg);
   }

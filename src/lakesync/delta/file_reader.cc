@@ -12,6 +12,7 @@
 #include "lakesync/delta/actions.h"
 #include "lakesync/delta/file_reader_internal.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
+#include "lakesync/formats/parquet/parquet_properties.h"
 #include "lakesync/iceberg/model/literal.h"
 #include "lakesync/io/location.h"
 
@@ -323,7 +324,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> MakeTaskReader(std::shared_ptr
 Status CheckParquetFile(const io::FileIO& io, const std::string& location, std::optional<int64_t> size) {
   ARROW_ASSIGN_OR_RAISE(auto file, size && *size >= 0 ? io.OpenInput(location, *size) : io.OpenInput(location));
   try {
-    auto reader = parquet::ParquetFileReader::Open(file);
+    auto reader = parquet::ParquetFileReader::Open(file, parquet_io::ParquetReaderProperties(nullptr));
     (void)reader->metadata();
   } catch (const std::exception& e) {
     return Corrupt("{} is not a readable Parquet file: {}", location, e.what());

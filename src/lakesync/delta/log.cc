@@ -12,6 +12,7 @@
 #include <set>
 
 #include "lakesync/common/logging.h"
+#include "lakesync/formats/parquet/parquet_properties.h"
 #include "lakesync/io/location.h"
 
 namespace lakesync::delta {
@@ -97,10 +98,19 @@ void CollectLeaves(const parquet::arrow::SchemaField& field, std::vector<int>* l
 // The actions in a Parquet checkpoint or sidecar file.
 Result<std::vector<Action>> ReadParquetActions(const io::FileIO& io, const LogFile& file) {
   LS_ASSIGN_OR_RAISE_CTX(auto input, io.OpenInput(file.location), "reading checkpoint file {}", file.location);
+  return ParseParquetActions(std::move(input), file);
+}
+
+}  // namespace
+
+Result<std::vector<Action>> ParseParquetActions(std::shared_ptr<arrow::io::RandomAccessFile> input,
+                                                const LogFile& file) {
   std::vector<Action> actions;
   try {
     std::unique_ptr<parquet::arrow::FileReader> reader;
-    auto opened = parquet::arrow::OpenFile(input, arrow::default_memory_pool());
+    parquet::arrow::FileReaderBuilder builder;
+    Status st = builder.Open(input, parquet_io::ParquetReaderProperties(nullptr));
+    auto opened = st.ok() ? builder.Build() : Result<std::unique_ptr<parquet::arrow::FileReader>>(st);
     if (!opened.ok()) return Corrupt("checkpoint file {} is not a readable Parquet file: {}", file.location,
                                      opened.status().message());
     reader = std::move(*opened);
@@ -135,27 +145,12 @@ Result<std::vector<Action>> ReadParquetActions(const io::FileIO& io, const LogFi
   return actions;
 }
 
+namespace {
+
 Result<std::vector<Action>> ReadJsonActions(const io::FileIO& io, const LogFile& file, const char* what) {
   LS_ASSIGN_OR_RAISE_CTX(auto text, io.ReadAll(file.location), "reading {} file {} (version {})", what,
                          file.location, file.version);
-  std::vector<Action> actions;
-  size_t start = 0;
-  int line_no = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + start, end - start);
-    ++line_no;
-    start = end + 1;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    json j = json::parse(line, nullptr, false);
-    const std::string where = fmt::format("{} line {}", file.location, line_no);
-    if (j.is_discarded()) return Corrupt("{} file {} (version {}) line {} is not valid JSON", what, file.location,
-                                         file.version, line_no);
-    ARROW_ASSIGN_OR_RAISE(auto action, ParseAction(j, where));
-    actions.push_back(std::move(action));
-  }
-  return actions;
+  return ParseJsonActions(text, file, what);
 }
 
 Result<std::vector<Action>> ReadCheckpoint(const io::FileIO& io, const LogListing& listing, const Checkpoint& cp) {
@@ -182,16 +177,35 @@ Result<std::vector<Action>> ReadCheckpoint(const io::FileIO& io, const LogListin
   return actions;
 }
 
-void Apply(LogState& state, Action& action, bool with_files, bool from_checkpoint) {
+// Applies one action to the state. A commit's remove must name a file that is live at that point:
+// one that names nothing (a damaged path) would silently leave the file it meant to remove in the
+// snapshot. A remove whose deletion vector differs from the live entry's is matched by path (the
+// protocol wants the same descriptor; some writers omit it).
+Status Apply(LogState& state, Action& action, bool with_files, bool from_checkpoint, const LogFile* commit) {
   if (action.protocol) state.protocol = std::move(*action.protocol);
   if (action.metadata) state.metadata = std::move(*action.metadata);
-  if (!with_files || !action.file) return;
+  if (!with_files || !action.file) return Status::OK();
   FileAction& f = *action.file;
   if (f.kind == FileAction::Kind::kAdd) {
     state.files[f.Key()] = std::move(f);
   } else if (f.kind == FileAction::Kind::kRemove && !from_checkpoint) {
-    state.files.erase(f.Key());
+    if (state.files.erase(f.Key()) == 0) {
+      bool found = false;
+      for (auto it = state.files.begin(); it != state.files.end();) {
+        if (it->second.path == f.path) {
+          it = state.files.erase(it);
+          found = true;
+        } else {
+          ++it;
+        }
+      }
+      if (!found && commit != nullptr) {
+        return Corrupt("commit file {} (version {}) removes {}, which is not a file of the table at that version",
+                       commit->location, commit->version, f.path);
+      }
+    }
   }
+  return Status::OK();
 }
 
 }  // namespace
@@ -259,6 +273,34 @@ Result<LogListing> ListLog(const io::FileIO& io, const std::string& table_root) 
   return listing;
 }
 
+Result<std::vector<Action>> ParseJsonActions(std::string_view text, const LogFile& file, const char* what) {
+  std::vector<Action> actions;
+  size_t start = 0;
+  int line_no = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    ++line_no;
+    start = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    json j = json::parse(line, nullptr, false);
+    const std::string where = fmt::format("{} line {}", file.location, line_no);
+    if (j.is_discarded()) return Corrupt("{} file {} (version {}) line {} is not valid JSON", what, file.location,
+                                         file.version, line_no);
+    LS_ASSIGN_OR_RAISE_CTX(auto action, ParseAction(j, where), "{} file of version {}", what, file.version);
+    actions.push_back(std::move(action));
+  }
+  // Every commit and checkpoint holds at least one action (a commit at least its commitInfo or the
+  // change itself). An empty file is a failed or truncated write: reading it as "no changes" would
+  // silently drop that version's changes from the feed and the snapshot.
+  if (actions.empty()) {
+    return Corrupt("{} file {} (version {}) is empty{}: it holds no action", what, file.location, file.version,
+                   text.empty() ? "" : " (only blank lines)");
+  }
+  return actions;
+}
+
 Result<std::vector<Action>> ReadCommit(const io::FileIO& io, const LogFile& commit) {
   return ReadJsonActions(io, commit, "commit");
 }
@@ -273,7 +315,7 @@ Result<LogState> ReplayLog(const io::FileIO& io, const LogListing& listing, int6
     const Checkpoint& cp = cp_it->second.front();
     LS_ASSIGN_OR_RAISE_CTX(auto actions, ReadCheckpoint(io, listing, cp), "reading the checkpoint at version {}",
                            cp.version);
-    for (auto& a : actions) Apply(state, a, with_files, true);
+    for (auto& a : actions) ARROW_RETURN_NOT_OK(Apply(state, a, with_files, true, nullptr));
     state.checkpoint_version = cp.version;
     first_commit = cp.version + 1;
   }
@@ -284,7 +326,7 @@ Result<LogState> ReplayLog(const io::FileIO& io, const LogListing& listing, int6
                       listing.table_root, v, state.checkpoint_version ? "" : " and no checkpoint precedes it");
     }
     ARROW_ASSIGN_OR_RAISE(auto actions, ReadCommit(io, it->second));
-    for (auto& a : actions) Apply(state, a, with_files, false);
+    for (auto& a : actions) ARROW_RETURN_NOT_OK(Apply(state, a, with_files, false, &it->second));
   }
   if (!state.protocol || !state.metadata) {
     return Corrupt("the log of {} has no {} action at version {}", listing.table_root,

@@ -7,11 +7,14 @@
 // be used for the Change Data Feed. Hidden files (".00…0.json.crc") and temporary files are skipped.
 #pragma once
 
+#include <arrow/io/type_fwd.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lakesync/delta/actions.h"
@@ -50,6 +53,15 @@ struct LogListing {
 
 // Lists <table_root>/_delta_log. Returns NotFound when there is no log (not a Delta table).
 Result<LogListing> ListLog(const io::FileIO& io, const std::string& table_root);
+
+// The actions in the text of a JSON commit or checkpoint file (`what`: "commit" or "checkpoint"),
+// in file order. Errors (Corrupt) name the file, its version and the line: a line that is not JSON
+// or not an action, and a file with no action at all (empty or blank lines only).
+Result<std::vector<Action>> ParseJsonActions(std::string_view text, const LogFile& file, const char* what);
+
+// The actions in a Parquet checkpoint or sidecar file opened as `input`. Errors (Corrupt) name the file.
+Result<std::vector<Action>> ParseParquetActions(std::shared_ptr<arrow::io::RandomAccessFile> input,
+                                                const LogFile& file);
 
 // The actions of one commit file, in file order. Errors name the file and line (Corrupt) or say it
 // is missing (NotFound).

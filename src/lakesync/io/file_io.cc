@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "lakesync/io/arrow_errors_internal.h"
 #include "lakesync/io/local_files_internal.h"
@@ -54,6 +55,73 @@ std::string ArrowPath(const ParsedLocation& parsed, const Mount& mount) {
   if (mount.path_prefix.empty()) return key;
   if (key.empty()) return mount.path_prefix;
   return mount.path_prefix + "/" + key;
+}
+
+// Reads from object stores are idempotent, so a read that failed with a transient error is retried
+// here, a few times with doubling backoff: the SDKs retry most such errors themselves, but not all of
+// them (a ranged GET answered with a 503 whose error body does not fit the caller's buffer surfaces
+// as INTERNAL_FAILURE, a connection dropped mid-body as a stream error). Writes are not retried here:
+// whether a failed write landed is the SDK's to know.
+constexpr int kReadAttempts = 5;
+
+inline Status StatusOfResult(const Status& st) { return st; }
+template <typename T>
+Status StatusOfResult(const Result<T>& r) {
+  return r.status();
+}
+
+template <typename F>
+auto RetryRead(const std::string& location, F&& read) -> decltype(read()) {
+  auto delay = std::chrono::milliseconds(200);
+  for (int attempt = 1;; ++attempt) {
+    auto result = read();
+    if (result.ok() || attempt >= kReadAttempts) return result;
+    if (KindOf(FromArrow(StatusOfResult(result), "reading", location)) != ErrorKind::kUnavailable) return result;
+    std::this_thread::sleep_for(delay);
+    delay *= 2;
+  }
+}
+
+class RetryingInputFile : public arrow::io::RandomAccessFile {
+ public:
+  RetryingInputFile(std::shared_ptr<arrow::io::RandomAccessFile> file, std::string location)
+      : file_(std::move(file)), location_(std::move(location)) {}
+
+  arrow::Status Close() override { return file_->Close(); }
+  bool closed() const override { return file_->closed(); }
+  arrow::Result<int64_t> Tell() const override { return file_->Tell(); }
+  arrow::Status Seek(int64_t position) override { return file_->Seek(position); }
+  arrow::Result<int64_t> GetSize() override {
+    return RetryRead(location_, [&] { return file_->GetSize(); });
+  }
+  arrow::Result<int64_t> Read(int64_t nbytes, void* out) override {
+    ARROW_ASSIGN_OR_RAISE(int64_t position, file_->Tell());
+    ARROW_ASSIGN_OR_RAISE(int64_t n, ReadAt(position, nbytes, out));
+    ARROW_RETURN_NOT_OK(file_->Seek(position + n));
+    return n;
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> Read(int64_t nbytes) override {
+    ARROW_ASSIGN_OR_RAISE(int64_t position, file_->Tell());
+    ARROW_ASSIGN_OR_RAISE(auto buffer, ReadAt(position, nbytes));
+    ARROW_RETURN_NOT_OK(file_->Seek(position + buffer->size()));
+    return buffer;
+  }
+  arrow::Result<int64_t> ReadAt(int64_t position, int64_t nbytes, void* out) override {
+    return RetryRead(location_, [&] { return file_->ReadAt(position, nbytes, out); });
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> ReadAt(int64_t position, int64_t nbytes) override {
+    return RetryRead(location_, [&] { return file_->ReadAt(position, nbytes); });
+  }
+
+ private:
+  std::shared_ptr<arrow::io::RandomAccessFile> file_;
+  std::string location_;
+};
+
+std::shared_ptr<arrow::io::RandomAccessFile> WithReadRetries(std::shared_ptr<arrow::io::RandomAccessFile> file,
+                                                             StorageKind kind, const std::string& location) {
+  if (kind == StorageKind::kLocal) return file;
+  return std::make_shared<RetryingInputFile>(std::move(file), location);
 }
 
 int64_t ToMillis(arrow::fs::TimePoint mtime) {
@@ -202,9 +270,9 @@ Result<FileIO::Resolved> FileIO::Resolve(const std::string& location) const {
 Result<std::shared_ptr<arrow::io::RandomAccessFile>> FileIO::OpenInput(
     const std::string& location) const {
   ARROW_ASSIGN_OR_RAISE(Resolved r, Resolve(location));
-  auto file = CallArrow([&] { return r.filesystem->OpenInputFile(r.path); });
+  auto file = RetryRead(location, [&] { return CallArrow([&] { return r.filesystem->OpenInputFile(r.path); }); });
   if (!file.ok()) return FromArrow(file.status(), "opening", location);
-  return std::move(file).ValueUnsafe();
+  return WithReadRetries(std::move(file).ValueUnsafe(), r.kind, location);
 }
 
 Result<std::shared_ptr<arrow::io::RandomAccessFile>> FileIO::OpenInput(const std::string& location,
@@ -214,7 +282,7 @@ Result<std::shared_ptr<arrow::io::RandomAccessFile>> FileIO::OpenInput(const std
   info.set_size(size);
   auto file = CallArrow([&] { return r.filesystem->OpenInputFile(info); });
   if (!file.ok()) return FromArrow(file.status(), "opening", location);
-  return std::move(file).ValueUnsafe();
+  return WithReadRetries(std::move(file).ValueUnsafe(), r.kind, location);
 }
 
 Result<std::shared_ptr<arrow::io::OutputStream>> FileIO::OpenOutput(
@@ -233,11 +301,12 @@ Result<std::shared_ptr<arrow::io::OutputStream>> FileIO::OpenOutput(
   return std::move(stream).ValueUnsafe();
 }
 
-Result<std::string> FileIO::ReadAll(const std::string& location) const {
+namespace {
+
+Result<std::string> ReadAllOnce(const FileIO::Resolved& r, const std::string& location) {
   // One sequential stream rather than OpenInput + ReadAt: a single GET on object stores, and Arrow's
   // GCS random-access file holds a second download open meanwhile, which single-threaded GCS
   // emulators cannot serve for objects larger than a socket buffer.
-  ARROW_ASSIGN_OR_RAISE(Resolved r, Resolve(location));
   auto stream = CallArrow([&] { return r.filesystem->OpenInputStream(r.path); });
   if (!stream.ok()) return FromArrow(stream.status(), "opening", location);
   std::string out;
@@ -256,6 +325,15 @@ Result<std::string> FileIO::ReadAll(const std::string& location) const {
   if (!st.ok()) return FromArrow(st, "closing", location);
   return out;
 }
+
+}  // namespace
+
+Result<std::string> FileIO::ReadAll(const std::string& location) const {
+  ARROW_ASSIGN_OR_RAISE(Resolved resolved, Resolve(location));
+  if (resolved.kind == StorageKind::kLocal) return ReadAllOnce(resolved, location);
+  return RetryRead(location, [&] { return ReadAllOnce(resolved, location); });
+}
+
 
 Status FileIO::WriteAll(const std::string& location, std::string_view data) const {
   ARROW_ASSIGN_OR_RAISE(Resolved r, Resolve(location));

@@ -6,7 +6,8 @@
 // (callers rely on KindOf(status) == ErrorKind::kNotFound to tell "missing" from "broken"),
 // kAlreadyExists, kForbidden, kUnauthenticated, kUnavailable (the SDKs already retried it), kIO
 // for everything else. Transient object-store failures are retried inside the AWS and GCS SDKs;
-// FileIO adds no retry loop of its own.
+// reads (OpenInput's files, ReadAll) are also retried here when they still fail with kUnavailable,
+// since some transient failures reach us unretried (reads are idempotent; writes are not retried).
 //
 // A FileIO is safe to use from many threads at once.
 #pragma once

@@ -1,5 +1,7 @@
 #include "lakesync/sink/cdc_writer.h"
 
+#include "lakesync/table/pending_files.h"
+
 #include <arrow/array.h>
 #include <arrow/builder.h>
 #include <arrow/compute/api.h>
@@ -201,12 +203,20 @@ struct CdcWriter::Destination {
   // The same with every column nullable: delete images may carry only their key (a DELETE row need
   // not repeat the rest of the row).
   std::shared_ptr<arrow::Schema> delete_arrow;
+  // The input's table columns (table_columns) with the table's types, all nullable: what the
+  // collapser receives, converted as each input batch arrives so that a value that does not convert
+  // is reported with its input row.
+  std::shared_ptr<arrow::Schema> input_arrow;
   std::vector<std::string> key_columns;
   std::unique_ptr<plan::ChangeCollapser> collapser;
   std::unique_ptr<iceberg::RollingDataWriter> append_writer;
   std::vector<std::string> written;  // files to delete if we fail
   ~Destination() {
-    if (append_writer) append_writer->Abort();
+    if (append_writer) {
+      for (const auto& f : append_writer->Abort()) (void)table->io()->Delete(f);
+    }
+    // Still recording: the apply stopped before this destination wrote anything it keeps.
+    if (table && table->pending_files()) table::EndWriteAttempt(*table, Status::OK());
   }
 };
 
@@ -329,6 +339,8 @@ Result<CdcWriter::Destination*> CdcWriter::DestinationFor(const std::string& nam
     if (dest->created) LS_LOG_INFO("created table {} for the sink", name);
   }
 
+  // Files of earlier attempts that never committed go first; this attempt's files are recorded.
+  ARROW_RETURN_NOT_OK(table::BeginWriteAttempt(*dest->table));
   const auto& m = *dest->table->metadata();
   auto schema = m.Schema();
   for (const auto& f : schema->fields()) {
@@ -347,6 +359,9 @@ Result<CdcWriter::Destination*> CdcWriter::DestinationFor(const std::string& nam
     arrow::FieldVector nullable;
     for (const auto& f : dest->table_arrow->fields()) nullable.push_back(f->WithNullable(true));
     dest->delete_arrow = arrow::schema(nullable);
+    arrow::FieldVector input;
+    for (const auto& c : dest->table_columns) input.push_back(dest->delete_arrow->GetFieldByName(c));
+    dest->input_arrow = arrow::schema(input);
   }
 
   // Exactly-once: a batch at or below the committed position is skipped, loudly.
@@ -398,8 +413,7 @@ Result<CdcWriter::Destination*> CdcWriter::DestinationFor(const std::string& nam
     copts.memory_limit_bytes = static_cast<int64_t>(config_.sorter_memory_mb) << 20;
     copts.dead_letter = config_.error_handling.has_value();
     copts.source_name = options.source_name;
-    arrow::FieldVector prepared;
-    for (const auto& c : input_columns) prepared.push_back(input_schema->GetFieldByName(c));
+    arrow::FieldVector prepared = dest->input_arrow->fields();
     for (const auto& c : control) {
       auto f = input_schema->GetFieldByName(c);
       if (!f) {
@@ -417,6 +431,14 @@ Result<CdcWriter::Destination*> CdcWriter::DestinationFor(const std::string& nam
   }
   destinations_.push_back(std::move(dest));
   return destinations_.back().get();
+}
+
+std::pair<std::string, int64_t> CdcWriter::InputRow(const ApplyOptions& options, bool contiguous) const {
+  // Rows routed to several tables by a template are not contiguous in the input: their row numbers
+  // count the rows of the batch routed to that table, which the message then says.
+  if (!contiguous) return {options.source_name + " (rows routed to one table)", 0};
+  if (options.locate_input_row) return options.locate_input_row(batch_first_row_);
+  return {options.source_name, batch_first_row_};
 }
 
 Status CdcWriter::Route(const std::shared_ptr<arrow::RecordBatch>& input, const ApplyOptions& options) {
@@ -485,20 +507,30 @@ Status CdcWriter::Route(const std::shared_ptr<arrow::RecordBatch>& input, const 
     ARROW_ASSIGN_OR_RAISE(Destination * dest, DestinationFor(name, rows->schema(), options));
     if (dest->skipped) continue;
     if (dest->collapser) {
-      // The collapser's input: the table columns in input order, then the control columns.
+      // The collapser's input: the table columns converted to the table's types (table order), then
+      // the control columns. Converting here, before rows are collapsed and reordered, is what lets
+      // an error name the input row (every row, an UPDATE_BEFORE image's included).
       std::vector<int> idx;
-      std::vector<std::string> names = TableColumnsOf(*rows->schema(), config_, control);
-      for (const auto& c : control) names.push_back(c);
-      for (const auto& n : names) idx.push_back(rows->schema()->GetFieldIndex(n));
-      ARROW_ASSIGN_OR_RAISE(auto prepared, rows->SelectColumns(idx));
-      ARROW_RETURN_NOT_OK(dest->collapser->Add(prepared));
+      for (const auto& n : dest->table_columns) idx.push_back(rows->schema()->GetFieldIndex(n));
+      ARROW_ASSIGN_OR_RAISE(auto values, rows->SelectColumns(idx));
+      const auto [source, first_row] = InputRow(options, routed.size() == 1 && !IsTemplate(config_.table));
+      ARROW_ASSIGN_OR_RAISE(auto conformed, tabular::ConformBatch(values, dest->input_arrow, source, first_row));
+      arrow::FieldVector fields = conformed->schema()->fields();
+      arrow::ArrayVector arrays = conformed->columns();
+      for (const auto& c : control) {
+        fields.push_back(rows->schema()->GetFieldByName(c));
+        arrays.push_back(rows->GetColumnByName(c));
+      }
+      ARROW_RETURN_NOT_OK(
+          dest->collapser->Add(arrow::RecordBatch::Make(arrow::schema(fields), rows->num_rows(), arrays)));
     } else {
       std::vector<int> idx;
       for (const auto& n : TableColumnsOf(*rows->schema(), config_, control)) {
         idx.push_back(rows->schema()->GetFieldIndex(n));
       }
       ARROW_ASSIGN_OR_RAISE(auto prepared, rows->SelectColumns(idx));
-      ARROW_ASSIGN_OR_RAISE(auto conformed, tabular::ConformBatch(prepared, dest->table_arrow, options.source_name));
+      const auto [source, first_row] = InputRow(options, routed.size() == 1 && !IsTemplate(config_.table));
+      ARROW_ASSIGN_OR_RAISE(auto conformed, tabular::ConformBatch(prepared, dest->table_arrow, source, first_row));
       ARROW_RETURN_NOT_OK(dest->append_writer->Write(conformed));
     }
   }
@@ -600,7 +632,7 @@ Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const Appl
       eq.table_schema = m.Schema();
       eq.equality_field_ids = ids;
       eq.location = namer.NewLocation(m.Spec()->PartitionPath(*m.Schema(), g.partition), true);
-      eq.output_factory = [io](const std::string& l) { return io->OpenOutput(l); };
+      eq.output_factory = table->Outputs();
       eq.spec_id = m.Spec()->spec_id();
       eq.partition = g.partition;
       eq.properties = m.properties;
@@ -722,6 +754,7 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
 
 Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const ApplyOptions& options) {
   destinations_.clear();
+  batch_first_row_ = 0;
   ApplyResult result;
   // A template writes several tables: where the catalog can, their commits are held back and made
   // in one atomic transaction at the end, so the tables never disagree about the source position.
@@ -736,12 +769,23 @@ Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const Ap
     std::shared_ptr<catalog::Catalog> value;
     ~Restore() { slot = value; }
   } restore{catalog_, direct};
+  // A failed apply leaves no file behind (docs/cli.md): every destination's written files go, except
+  // when a commit's outcome is unknown, where they may already belong to the table.
   auto fail = [&](const Status& st) {
+    const bool keep = KindOf(st) == ErrorKind::kCommitStateUnknown;
     for (auto& d : destinations_) {
       if (d->append_writer) {
         for (const auto& f : d->append_writer->Abort()) (void)d->table->io()->Delete(f);
         d->append_writer.reset();
       }
+      if (!keep) {
+        for (const auto& f : d->written) {
+          auto deleted = d->table->io()->Delete(f);
+          if (!deleted.ok()) LS_LOG_WARN("could not delete {} after a failed apply: {}", f, deleted.message());
+        }
+        d->written.clear();
+      }
+      if (d->table) table::EndWriteAttempt(*d->table, st);
     }
     return st;
   };
@@ -766,6 +810,7 @@ Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const Ap
     }
     st = Route(batch, options);
     if (!st.ok()) return fail(st);
+    batch_first_row_ += batch->num_rows();
   }
   if (destinations_.empty() && !IsTemplate(config_.table)) {
     // No rows at all: still record progress when a position is given, so the source moves on.
@@ -802,6 +847,8 @@ Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const Ap
   for (auto& d : destinations_) {
     auto r = Finish(*d, options);
     if (!r.ok()) return fail(WithContext(r.status(), "applying changes to " + d->name));
+    // A buffered commit lands (or not) in CommitAll below: the record stays until then.
+    if (!buffered) table::EndWriteAttempt(*d->table, Status::OK());
     if (d->collapser) {
       const auto& s = d->collapser->stats();
       auto& t = result.changes;
@@ -837,8 +884,16 @@ Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const Ap
       }
     }
     if (!st.ok()) {
+      // The data files were handed to the transaction and are no longer this apply's to delete: their
+      // records stay, and the next write to each table deletes what it does not reference.
+      for (auto& d : destinations_) {
+        if (d->table) d->table->set_pending_files(nullptr);
+      }
       return fail(WithContext(st, fmt::format("committing {} table(s) of {} in one transaction", pending.size(),
                                               config_.table)));
+    }
+    for (auto& d : destinations_) {
+      if (d->table) table::EndWriteAttempt(*d->table, Status::OK());
     }
   }
   return result;

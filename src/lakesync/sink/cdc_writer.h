@@ -18,6 +18,7 @@
 
 #include <arrow/type_fwd.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -86,6 +87,10 @@ nlohmann::json ApplyResultToJson(const ApplyResult& result, double seconds);
 struct ApplyOptions {
   std::optional<std::string> source_position;  // recorded with the commit; skips batches already applied
   std::string source_name = "changes";         // names the input in messages
+  // Where the input row with this 0-based ordinal (counting every row the reader returned) comes from:
+  // the input's name (a file) and the number of rows of that input before it, so that errors name
+  // the row as the user counts it. Unset: source_name and the ordinal itself.
+  std::function<std::pair<std::string, int64_t>(int64_t)> locate_input_row;
 };
 
 struct ApplyTarget;
@@ -137,10 +142,13 @@ class CdcWriter {
                                       const ApplyOptions& options);
   Status Route(const std::shared_ptr<arrow::RecordBatch>& batch, const ApplyOptions& options);
   Result<StagedRows> StageRows(Destination& destination, const ApplyOptions& options);
+  // The input name and rows before the batch being routed, for ConformBatch's messages.
+  std::pair<std::string, int64_t> InputRow(const ApplyOptions& options, bool contiguous) const;
   Result<TableApplyResult> Finish(Destination& destination, const ApplyOptions& options);
   Status CheckDistributable() const;
 
   std::shared_ptr<catalog::Catalog> catalog_;
+  int64_t batch_first_row_ = 0;  // input rows before the batch being routed
   SinkConfig config_;
   std::vector<std::unique_ptr<Destination>> destinations_;
   const ApplyTarget* pinned_ = nullptr;  // Stage: destinations open this state, never create

@@ -205,7 +205,10 @@ Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table
       equality.push_back(std::move(eq));
     }
     ARROW_ASSIGN_OR_RAISE(auto input, table->io()->OpenInput(path, task.file->file_size_in_bytes));
-    LS_ASSIGN_OR_RAISE_CTX(auto reader, parquet_io::OpenKeyColumnReader(std::move(input), path, *schema, read_ids),
+    parquet_io::ParquetReadOptions read_options;
+    parquet_io::ExpectManifestEntry(read_options, *task.file);
+    LS_ASSIGN_OR_RAISE_CTX(auto reader,
+                           parquet_io::OpenKeyColumnReader(std::move(input), path, *schema, read_ids, read_options),
                            "resolving keys in {}", path);
     std::vector<int> key_idx;
     for (int32_t id : key_ids) key_idx.push_back(FieldIndex(*reader->schema(), id));

@@ -4,6 +4,7 @@
 
 #include "lakesync/common/logging.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
+#include "lakesync/table/pending_files.h"
 
 namespace lakesync::table {
 namespace {
@@ -45,7 +46,11 @@ class AppendJob {
     if (update.empty()) return result;  // nothing to append: no snapshot
     auto committed = update.Commit();
     if (!committed.ok()) {
-      if (KindOf(committed.status()) != ErrorKind::kCommitStateUnknown) DeleteWritten();
+      if (KindOf(committed.status()) != ErrorKind::kCommitStateUnknown) {
+        DeleteWritten();
+      } else {
+        written_.clear();  // the commit may have landed: these files may be the table's now
+      }
       return committed.status();
     }
     result.snapshot_id = committed->snapshot_id;
@@ -84,31 +89,37 @@ iceberg::DataWriterOptions DataWriterOptionsFor(const Table& table) {
   options.spec = m.Spec();
   options.table_location = m.location;
   options.properties = m.properties;
-  auto io = table.io();
-  options.output_factory = [io](const std::string& location) { return io->OpenOutput(location); };
+  options.output_factory = table.Outputs();
   if (auto order = m.SortOrder(); order && !order->IsUnsorted()) options.sort_order_id = order->order_id;
   return options;
 }
 
 Result<AppendResult> AppendBatches(const std::shared_ptr<Table>& table, arrow::RecordBatchReader& batches,
                                    const AppendOptions& options) {
+  ARROW_RETURN_NOT_OK(BeginWriteAttempt(*table));
   AppendJob job(table);
   Status st = job.Open();
   if (st.ok()) st = job.WriteAll(batches, "input");
   if (!st.ok()) {
     job.Abort();
+    EndWriteAttempt(*table, st);
     return WithContext(st, "appending to " + table->name());
   }
   auto result = job.Commit(options);
   if (!result.ok()) job.Abort();
+  EndWriteAttempt(*table, result.status());
   return result;
 }
 
 Result<AppendResult> AppendFiles(const std::shared_ptr<Table>& table, const std::vector<std::string>& inputs,
                                  const AppendOptions& options) {
-  AppendJob job(table);
-  ARROW_RETURN_NOT_OK(job.Open());
   ARROW_ASSIGN_OR_RAISE(auto target, iceberg::ToArrowSchema(*table->metadata()->Schema()));
+  ARROW_RETURN_NOT_OK(BeginWriteAttempt(*table));
+  AppendJob job(table);
+  if (Status opened = job.Open(); !opened.ok()) {
+    EndWriteAttempt(*table, opened);
+    return opened;
+  }
   for (const auto& input : inputs) {
     Status st = [&]() -> Status {
       ARROW_ASSIGN_OR_RAISE(auto location, io::NormalizeLocation(input));
@@ -125,11 +136,13 @@ Result<AppendResult> AppendFiles(const std::shared_ptr<Table>& table, const std:
     }();
     if (!st.ok()) {
       job.Abort();
+      EndWriteAttempt(*table, st);
       return WithContext(st, "appending " + input + " to " + table->name());
     }
   }
   auto result = job.Commit(options);
   if (!result.ok()) job.Abort();
+  EndWriteAttempt(*table, result.status());
   return result;
 }
 

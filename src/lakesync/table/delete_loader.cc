@@ -10,6 +10,7 @@
 
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/formats/puffin/deletion_vector_file.h"
+#include "lakesync/formats/puffin/puffin_reader.h"
 #include "lakesync/iceberg/write/position_delete_writer.h"
 
 namespace lakesync::table {
@@ -30,7 +31,9 @@ Result<std::unique_ptr<parquet_io::ParquetDataReader>> OpenDeleteFile(const io::
                        iceberg::FileFormatName(file.file_format));
   }
   ARROW_ASSIGN_OR_RAISE(auto input, io.OpenInput(file.file_path, file.file_size_in_bytes));
-  return parquet_io::ParquetDataReader::Open(std::move(input), file.file_path, std::move(read_schema));
+  parquet_io::ParquetReadOptions options;
+  parquet_io::ExpectManifestEntry(options, file);
+  return parquet_io::ParquetDataReader::Open(std::move(input), file.file_path, std::move(read_schema), options);
 }
 
 }  // namespace
@@ -114,9 +117,43 @@ Result<std::shared_ptr<const DeleteLoader::PositionsByFile>> DeleteLoader::LoadP
                            batch->first_row_position + i);
     }
   }
+  // A file recorded as deleting rows of one data file must name only that file (spec "Position
+  // Delete Files"); otherwise its manifest entry is damaged and scans would skip it for the data
+  // file its rows really delete from.
+  if (file->referenced_data_file) {
+    for (const auto& [path, bits] : *positions) {
+      if (path != *file->referenced_data_file) {
+        return Corrupt("position delete file {} is recorded as deleting rows of {} only, but its rows name {}",
+                       file->file_path, *file->referenced_data_file, path);
+      }
+    }
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   position_files_[file->file_path] = positions;
   return std::shared_ptr<const PositionsByFile>(positions);
+}
+
+Result<std::vector<std::string>> DeleteLoader::PositionDeleteTargets(const iceberg::DataFilePtr& file) {
+  ARROW_ASSIGN_OR_RAISE(auto by_file, LoadPositionDeleteFile(file));
+  std::vector<std::string> out;
+  for (const auto& [path, positions] : *by_file) out.push_back(path);
+  return out;
+}
+
+Result<std::shared_ptr<const puffin::FileMetadata>> DeleteLoader::PuffinFooter(
+    const std::shared_ptr<arrow::io::RandomAccessFile>& input, const iceberg::DataFile& dv) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = puffin_footers_.find(dv.file_path); it != puffin_footers_.end()) return it->second;
+  }
+  puffin::PuffinReaderOptions options;
+  options.file_size = dv.file_size_in_bytes;
+  LS_ASSIGN_OR_RAISE_CTX(auto reader, puffin::PuffinReader::Open(input, options), "reading the Puffin footer of {}",
+                         dv.file_path);
+  auto footer = std::make_shared<const puffin::FileMetadata>(reader->metadata());
+  std::lock_guard<std::mutex> lock(mutex_);
+  puffin_footers_[dv.file_path] = footer;
+  return footer;
 }
 
 Result<puffin::PositionBitmap> DeleteLoader::DeletedPositions(
@@ -131,6 +168,9 @@ Result<puffin::PositionBitmap> DeleteLoader::DeletedPositions(
     }
     LS_ASSIGN_OR_RAISE_CTX(auto input, io_->OpenInput(dv.file_path, dv.file_size_in_bytes),
                            "reading the deletion vector of {}", data_file);
+    ARROW_ASSIGN_OR_RAISE(auto footer, PuffinFooter(input, dv));
+    ARROW_RETURN_NOT_OK(puffin::CheckDeletionVectorAgainstFooter(*footer, dv.file_path, *dv.content_offset,
+                                                                 *dv.content_size_in_bytes, data_file));
     LS_ASSIGN_OR_RAISE_CTX(deleted,
                            puffin::ReadDeletionVector(*input, *dv.content_offset, *dv.content_size_in_bytes,
                                                       dv.record_count),

@@ -12,15 +12,13 @@
 #include "lakesync/iceberg/write/file_namer.h"
 #include "lakesync/iceberg/write/position_delete_writer.h"
 #include "lakesync/table/delete_loader.h"
+#include "lakesync/table/pending_files.h"
 #include "lakesync/table/scan.h"
 
 namespace lakesync::table {
 namespace {
 
-iceberg::OutputFactory OutputsOf(const Table& table) {
-  auto io = table.io();
-  return [io](const std::string& location) { return io->OpenOutput(location); };
-}
+iceberg::OutputFactory OutputsOf(const Table& table) { return table.Outputs(); }
 
 }  // namespace
 
@@ -73,7 +71,7 @@ Result<WrittenDeletes> PositionDeletes::WriteDeletionVectors(std::vector<std::st
   const auto& m = *table_->metadata();
   const std::string location =
       io::JoinLocation(DataLocation(m), fmt::format("{}-deletes.puffin", iceberg::NewUuid()));
-  ARROW_ASSIGN_OR_RAISE(auto out, table_->io()->OpenOutput(location));
+  ARROW_ASSIGN_OR_RAISE(auto out, table_->OpenOutput(location));
   written.push_back(location);
   puffin::DeletionVectorWriterOptions options;
   options.lakesync_version = LAKESYNC_VERSION;
@@ -270,14 +268,19 @@ Result<DeleteWhereResult> DeleteWhere(const std::shared_ptr<Table>& table, const
   // A concurrent commit that rewrote a data file we resolved positions in, or gave it a deletion
   // vector, invalidates our positions: plan and resolve again on the new state.
   constexpr int kMaxReplans = 5;
+  ARROW_RETURN_NOT_OK(BeginWriteAttempt(*table));
   for (int attempt = 0;; ++attempt) {
     auto result = DeleteWhereOnce(table, options);
     if (result.ok() || KindOf(result.status()) != ErrorKind::kCommitConflict || attempt >= kMaxReplans) {
+      EndWriteAttempt(*table, result.status());
       return result;
     }
     LS_LOG_INFO("delete on {} conflicted with a concurrent commit ({}); resolving rows again", table->name(),
                 result.status().message());
-    ARROW_RETURN_NOT_OK(table->Refresh());
+    if (Status refreshed = table->Refresh(); !refreshed.ok()) {
+      EndWriteAttempt(*table, refreshed);
+      return refreshed;
+    }
   }
 }
 

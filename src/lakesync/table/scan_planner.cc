@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "lakesync/iceberg/manifest/manifest_list.h"
 #include "lakesync/iceberg/manifest/manifest_reader.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
+#include "lakesync/table/delete_loader.h"
 #include "lakesync/table/scan.h"
 #include "lakesync/table/scan_internal.h"
 
@@ -81,6 +83,38 @@ class DeleteIndex {
     };
     if (auto eit = equality_.find(iceberg::PartitionTupleKey(d)); eit != equality_.end()) add_equality(eit->second);
     add_equality(global_equality_);
+  }
+
+  // A deletion vector (or a position delete file written for one data file) must reference a data
+  // file that is live in the snapshot: one that references anything else (a damaged manifest, a
+  // commit that lost its data file) would be applied to nothing while the rows it deletes come
+  // back. `seen` holds every live data file read while planning; `may_be_pruned` says whether the
+  // file a delete references could sit in a data manifest skipped by the filter, where it cannot be
+  // looked up.
+  //
+  // Position delete files differ: v2 writers (Spark's compaction among them) legitimately leave a
+  // file-scoped position delete file behind when its data file is removed. Such a dangling file
+  // still names its data file in every row, so `rows_name_only_target` reads it and only a file
+  // whose rows name another data file than its referenced_data_file is corrupt.
+  Status CheckReferencedFiles(const std::set<std::string, std::less<>>& seen,
+                              const std::function<Result<bool>(const DataFile&)>& may_be_pruned,
+                              const std::function<Status(const DataFilePtr&)>& rows_name_only_target) const {
+    auto check = [&](const std::string& target, const DataFile& deletes, const char* kind) -> Status {
+      if (seen.count(target)) return Status::OK();
+      ARROW_ASSIGN_OR_RAISE(bool pruned, may_be_pruned(deletes));
+      if (pruned) return Status::OK();
+      return Corrupt("the {} in {} references data file {}, which is not live in the snapshot", kind,
+                     deletes.file_path, target);
+    };
+    for (const auto& [target, dv] : dvs_) ARROW_RETURN_NOT_OK(check(target, *dv.file, "deletion vector"));
+    for (const auto& [partition, files] : positional_) {
+      for (const auto& p : files) {
+        if (p.file->referenced_data_file && !seen.count(*p.file->referenced_data_file)) {
+          ARROW_RETURN_NOT_OK(rows_name_only_target(p.file));
+        }
+      }
+    }
+    return Status::OK();
   }
 
   int64_t size() const {
@@ -204,6 +238,9 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
 
   DeleteIndex deletes;
   std::vector<std::pair<int64_t, DataFilePtr>> data_files;
+  // Every live data file read (pruned by metrics or partition or not), for the delete checks.
+  std::set<std::string, std::less<>> seen_data_files;
+  bool data_manifest_skipped = false;
   for (const auto& manifest : list.manifests) {
     ++stats_.manifests;
     auto spec = m.SpecById(manifest.partition_spec_id);
@@ -218,6 +255,7 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
         ARROW_ASSIGN_OR_RAISE(bool may, evaluator->MightMatch(manifest));
         if (!may) {
           ++stats_.manifests_skipped;
+          data_manifest_skipped = true;
           continue;
         }
       }
@@ -234,6 +272,7 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
         continue;
       }
       ++stats_.data_files;
+      seen_data_files.insert(entry->data_file->file_path);
       if (filtered) {
         bool may = metrics->MightMatch(*entry->data_file);
         if (may && spec && !spec->fields().empty()) {
@@ -254,6 +293,31 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
       data_files.emplace_back(entry->sequence_number.value_or(0), entry->data_file);
     }
   }
+  // A delete whose data file was not seen may still be fine when a data manifest was skipped: the
+  // delete carries its data file's partition, so if the filter rules that partition out, the data
+  // file sat in a pruned manifest. Otherwise the data file would have been read.
+  auto may_be_pruned = [&](const DataFile& deletes) -> Result<bool> {
+    if (!data_manifest_skipped) return false;
+    auto spec = m.SpecById(deletes.spec_id);
+    if (!spec || spec->fields().empty()) return true;  // cannot tell: do not accuse
+    auto evaluator = iceberg::PartitionEvaluator::Make(state_->filter, *spec, *schema_);
+    if (!evaluator.ok()) return true;
+    ARROW_ASSIGN_OR_RAISE(bool may_match, evaluator->MightMatch(deletes.partition));
+    return !may_match;
+  };
+  DeleteLoader loader(table_->io(), schema_);
+  auto rows_name_only_target = [&](const DataFilePtr& file) -> Status {
+    ARROW_ASSIGN_OR_RAISE(auto targets, loader.PositionDeleteTargets(file));
+    for (const auto& target : targets) {
+      if (target != *file->referenced_data_file) {
+        return Corrupt("position delete file {} is recorded as deleting rows of {} only, but its rows name {}",
+                       file->file_path, *file->referenced_data_file, target);
+      }
+    }
+    return Status::OK();
+  };
+  LS_RETURN_NOT_OK_CTX(deletes.CheckReferencedFiles(seen_data_files, may_be_pruned, rows_name_only_target),
+                       "planning a scan of {}", table_->name());
   for (auto& [seq, file] : data_files) {
     FileScanTask task;
     task.file = std::move(file);

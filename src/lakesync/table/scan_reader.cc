@@ -210,6 +210,7 @@ class ScanReader : public arrow::RecordBatchReader {
     parquet_io::ParquetReadOptions read_options;
     read_options.batch_size = options_.batch_rows;
     read_options.use_threads = options_.use_threads;
+    parquet_io::ExpectManifestEntry(read_options, *task.file);
     ARROW_ASSIGN_OR_RAISE(auto input, table_->io()->OpenInput(task.file->file_path, task.file->file_size_in_bytes));
     ARROW_ASSIGN_OR_RAISE(reader_, parquet_io::ParquetDataReader::Open(std::move(input), task.file->file_path,
                                                                        read_schema_, read_options));

@@ -16,6 +16,7 @@
 #include "lakesync/iceberg/manifest/manifest_list.h"
 #include "lakesync/iceberg/manifest/manifest_reader.h"
 #include "lakesync/iceberg/manifest/manifest_writer.h"
+#include "lakesync/table/pending_files.h"
 
 namespace lakesync::table {
 namespace {
@@ -148,7 +149,7 @@ Status SnapshotUpdate::WriteNewManifests() {
       ARROW_RETURN_NOT_OK(writer->Add(e));
     }
     ARROW_ASSIGN_OR_RAISE(std::string bytes, writer->Finish());
-    ARROW_RETURN_NOT_OK(table_->io()->WriteAll(options.location, bytes));
+    ARROW_RETURN_NOT_OK(table_->WriteFile(options.location, bytes));
     written_files_.push_back(options.location);
     ARROW_ASSIGN_OR_RAISE(auto listed, writer->ToManifestFile(options.location, static_cast<int64_t>(bytes.size())));
     new_manifests_.push_back(std::move(listed));
@@ -162,8 +163,10 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   const auto parent = base.CurrentSnapshot();
   const int64_t snapshot_id = iceberg::NewSnapshotId();
   const int64_t sequence_number = base.last_sequence_number + 1;
-  const bool need_data = !removed_data_.empty() || !added_deletes_.empty();
   const bool need_deletes = !removed_deletes_.empty() || !removed_data_.empty() || !added_deletes_.empty();
+  // Whenever delete entries are read (and so may be carried into rewritten manifests), the data
+  // entries are read too, so that every carried deletion vector can be checked against them.
+  const bool need_data = need_deletes;
 
   LiveEntries live;
   if (parent && (need_data || need_deletes)) {
@@ -183,6 +186,19 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   for (const auto& e : live.deletes) {
     live_deletes.insert(DeleteKey(*e.data_file));
     if (e.data_file->IsDeletionVector()) live_dvs[e.data_file->referenced_data_file.value_or("")] = e.data_file.get();
+  }
+
+  // A live deletion vector must reference a live data file of the base. One that does not comes from
+  // a damaged delete manifest (a garbled referenced_data_file): committing would carry it into the
+  // new snapshot, where restoring the damaged file no longer helps. Not retryable: the state is wrong.
+  if (need_data && need_deletes) {
+    for (const auto& [target, dv] : live_dvs) {
+      if (!live_data.count(target)) {
+        return Corrupt("the deletion vector in {} references data file {}, which is not live in snapshot {}; "
+                       "refusing to carry it into a new snapshot",
+                       dv->file_path, target, parent ? std::to_string(parent->snapshot_id) : "none");
+      }
+    }
   }
 
   CommitBase commit_base{base, [&]() -> Result<const std::set<std::string>*> {
@@ -284,7 +300,7 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
       ARROW_RETURN_NOT_OK(writer->Add(out));
     }
     ARROW_ASSIGN_OR_RAISE(std::string out_bytes, writer->Finish());
-    ARROW_RETURN_NOT_OK(table_->io()->WriteAll(options.location, out_bytes));
+    ARROW_RETURN_NOT_OK(table_->WriteFile(options.location, out_bytes));
     attempt.files.push_back(options.location);
     ARROW_ASSIGN_OR_RAISE(auto listed, writer->ToManifestFile(options.location, static_cast<int64_t>(out_bytes.size())));
     manifests.push_back(std::move(listed));
@@ -303,7 +319,7 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
                                            fmt::format("snap-{}-{}-{}.avro", snapshot_id, attempt_number + 1,
                                                        iceberg::NewUuid()));
   ARROW_ASSIGN_OR_RAISE(auto written, iceberg::WriteManifestList(list_options, manifests));
-  ARROW_RETURN_NOT_OK(table_->io()->WriteAll(list_options.location, written.bytes));
+  ARROW_RETURN_NOT_OK(table_->WriteFile(list_options.location, written.bytes));
   attempt.files.push_back(list_options.location);
 
   // The summary.
@@ -384,7 +400,13 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
                                                iceberg::SetSnapshotRef{iceberg::kMainBranch, ref}};
   if (!table_properties_.empty()) updates.push_back(iceberg::SetProperties{table_properties_});
   Failpoint(kFailpointBeforeCommit);
+  // The catalog names the new metadata file; it is recorded with this attempt's files all the same.
+  std::optional<catalog::ScopedMetadataFileRecorder> recorder;
+  if (auto pending = table_->pending_files()) {
+    recorder.emplace([pending](const std::string& location) { return pending->Record(location); });
+  }
   ARROW_ASSIGN_OR_RAISE(auto committed, table_->catalog()->CommitTable(table_->identifier(), requirements, updates));
+  recorder.reset();
   Failpoint(kFailpointAfterCommit);
   table_->Update(std::move(committed));
   return CommitResult{snapshot_id, sequence_number, operation, summary, attempt_number + 1};

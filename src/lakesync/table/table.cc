@@ -1,5 +1,7 @@
 #include "lakesync/table/table.h"
 
+#include "lakesync/table/pending_files.h"
+
 namespace lakesync::table {
 
 Result<std::shared_ptr<Table>> Table::Load(std::shared_ptr<catalog::Catalog> catalog,
@@ -11,6 +13,25 @@ Result<std::shared_ptr<Table>> Table::Load(std::shared_ptr<catalog::Catalog> cat
 Status Table::Refresh() {
   ARROW_ASSIGN_OR_RAISE(loaded_, catalog_->LoadTable(loaded_.identifier));
   return Status::OK();
+}
+
+Result<std::shared_ptr<arrow::io::OutputStream>> Table::OpenOutput(const std::string& location) const {
+  if (pending_) ARROW_RETURN_NOT_OK(pending_->Record(location));
+  return io()->OpenOutput(location);
+}
+
+Status Table::WriteFile(const std::string& location, std::string_view data) const {
+  if (pending_) ARROW_RETURN_NOT_OK(pending_->Record(location));
+  return io()->WriteAll(location, data);
+}
+
+std::function<Result<std::shared_ptr<arrow::io::OutputStream>>(const std::string&)> Table::Outputs() const {
+  auto io = this->io();
+  auto pending = pending_;
+  return [io, pending](const std::string& location) -> Result<std::shared_ptr<arrow::io::OutputStream>> {
+    if (pending) ARROW_RETURN_NOT_OK(pending->Record(location));
+    return io->OpenOutput(location);
+  };
 }
 
 }  // namespace lakesync::table

@@ -2,8 +2,12 @@
 // Operations (append, scan, row deltas) take a Table and refresh it after they commit.
 #pragma once
 
+#include <arrow/io/type_fwd.h>
+
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "lakesync/catalog/catalog.h"
 #include "lakesync/io/file_io.h"
@@ -36,9 +40,21 @@ class Table {
     loaded_ = std::move(loaded);
   }
 
+  // Every file a write to this table creates goes through these two, so that with a pending-files
+  // record set (pending_files.h) each location is recorded before the file exists.
+  Result<std::shared_ptr<arrow::io::OutputStream>> OpenOutput(const std::string& location) const;
+  Status WriteFile(const std::string& location, std::string_view data) const;
+  // OpenOutput as a factory for the writers in iceberg/write.
+  std::function<Result<std::shared_ptr<arrow::io::OutputStream>>(const std::string&)> Outputs() const;
+
+  // The record of the write attempt in progress (nullptr: none; files are then not recorded).
+  void set_pending_files(std::shared_ptr<class PendingFiles> pending) { pending_ = std::move(pending); }
+  const std::shared_ptr<class PendingFiles>& pending_files() const { return pending_; }
+
  private:
   std::shared_ptr<catalog::Catalog> catalog_;
   catalog::LoadedTable loaded_;
+  std::shared_ptr<class PendingFiles> pending_;
 };
 
 }  // namespace lakesync::table

@@ -121,6 +121,8 @@ class SqlCatalogPeer : public SqlCatalog {
   }
   using SqlCatalog::CurrentMetadataLocation;
   using SqlCatalog::SwapMetadata;
+  using SqlCatalog::SwapMetadataAll;
+  using SqlCatalog::PreparedCommit;
 
  private:
   explicit SqlCatalogPeer(SqlCatalogOptions options) : SqlCatalog(std::move(options)) {}

@@ -114,6 +114,25 @@ TEST(LogReplayTest, CorruptCommitLineIsNamed) {
   EXPECT_NE(st.ToString().find("line"), std::string::npos) << st.ToString();
 }
 
+// A zero-byte (or blank) commit file is a failed write, not a commit without changes: reading it as
+// empty would drop that version's changes from the snapshot and the change feed.
+TEST(LogReplayTest, EmptyCommitFileIsCorruptAndNamesTheVersion) {
+  for (const std::string content : {"", "\n\n  \n"}) {
+    const std::string root = testing::ExtractCorpus("cdf-table-simple");
+    { std::ofstream f(root + "/_delta_log/00000000000000000001.json", std::ios::trunc); f << content; }
+    auto io = io::FileIO::Make().ValueOrDie();
+    ASSERT_OK_AND_ASSIGN(auto listing, ListLog(*io, root));
+    auto st = ReplayLog(*io, listing, 1, false).status();
+    EXPECT_EQ(KindOf(st), ErrorKind::kCorrupt) << st.ToString();
+    EXPECT_NE(st.ToString().find("version 1"), std::string::npos) << st.ToString();
+    EXPECT_NE(st.ToString().find("empty"), std::string::npos) << st.ToString();
+  }
+  LogFile file{7, "/t/_delta_log/00000000000000000007.json"};
+  auto parsed = ParseJsonActions("", file, "commit");
+  EXPECT_EQ(KindOf(parsed.status()), ErrorKind::kCorrupt);
+  EXPECT_NE(parsed.status().message().find("version 7"), std::string::npos) << parsed.status().message();
+}
+
 TEST(LogReplayTest, LastCheckpointIsOnlyAHintAndCompactionsAreIgnored) {
   const std::string root = testing::ExtractCorpus("checkpoint") + "/delta";
   auto io = io::FileIO::Make().ValueOrDie();

@@ -102,5 +102,19 @@ TEST(JobConfig, Durations) {
   EXPECT_FALSE(ParseDuration(nlohmann::json(-3), "k").ok());
 }
 
+// Found by the job_yaml fuzz harness: a byte that is not UTF-8 reached an error message built with
+// nlohmann::json::dump, which throws on it, and `lakesync run` terminated. Every YAML/JSON document
+// is now checked for UTF-8 where it is parsed.
+TEST(JobConfig, TextThatIsNotUtf8IsAnErrorNamingTheLine) {
+  const std::string error = ErrorOf("source: {type: delta_lake_cdc, table: t}\nsink: {type: \"\x97\", table: db.t}\n");
+  EXPECT_NE(error.find("job.yaml: line 2"), std::string::npos) << error;
+  EXPECT_NE(error.find("not valid UTF-8"), std::string::npos) << error;
+  EXPECT_NE(ErrorOf("source: {type: delta_lake_cdc, table: t}\nsink: {table: db.t}\n\xff: 1\n").find("not valid UTF-8"),
+            std::string::npos);
+  // An escape that names a code point is Unicode, and fine.
+  auto unicode = Parse("source: {type: delta_lake_cdc, table: \"caf\\u00e9\"}\nsink: {table: db.t}\n");
+  EXPECT_TRUE(unicode.ok()) << unicode.status().ToString();
+}
+
 }  // namespace
 }  // namespace lakesync::engine

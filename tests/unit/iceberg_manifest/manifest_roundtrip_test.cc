@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+
 #include "lakesync/formats/avro/avro_file_reader.h"
 #include "lakesync/iceberg/model/json_serde.h"
 #include "manifest_test_util.h"
@@ -144,6 +146,42 @@ TEST(ManifestDeletesTest, DeletionVectorsAndEqualityDeletesRoundTrip) {
   with_row_id.first_row_id = 100;
   ASSERT_OK_AND_ASSIGN(auto again, ReadManifest(written.bytes, with_row_id));
   for (const auto& e : again) EXPECT_FALSE(e.data_file->first_row_id.has_value());
+}
+
+// A manifest that decodes but disagrees with its manifest list entry's counts has been damaged
+// since it was written: reading it is an error, not a table with files missing or added.
+TEST(ManifestCountsTest, EntriesThatDisagreeWithTheListAreCorrupt) {
+  std::vector<ManifestEntry> entries = {Entry(ManifestEntryStatus::kAdded, MinimalDataFile(1)),
+                                        Entry(ManifestEntryStatus::kAdded, MinimalDataFile(2))};
+  ASSERT_OK_AND_ASSIGN(auto written, WriteManifest(Options(2, PartitionSpec::Unpartitioned()), entries));
+  ASSERT_OK(ReadManifest(written.bytes, written.manifest).status());
+  struct Case {
+    const char* what;
+    std::function<void(ManifestFile&)> change;
+  } cases[] = {
+      {"one added file fewer", [](ManifestFile& m) { m.added_files_count -= 1; }},
+      {"an existing file more", [](ManifestFile& m) { m.existing_files_count += 1; }},
+      {"a deleted file more", [](ManifestFile& m) { m.deleted_files_count += 1; }},
+      {"other added rows", [](ManifestFile& m) { m.added_rows_count += 7; }},
+  };
+  for (const auto& c : cases) {
+    ManifestFile listed = written.manifest;
+    c.change(listed);
+    auto read = ReadManifest(written.bytes, listed);
+    ASSERT_FALSE(read.ok()) << c.what;
+    EXPECT_EQ(KindOf(read.status()), ErrorKind::kCorrupt) << c.what;
+    EXPECT_NE(read.status().message().find(listed.manifest_path), std::string::npos) << read.status().message();
+    // The streaming reader reports it after the last entry, before saying "no more".
+    ASSERT_OK_AND_ASSIGN(auto reader, ManifestReader::Open(written.bytes, listed));
+    ASSERT_OK(reader->Next().status());
+    ASSERT_OK(reader->Next().status());
+    EXPECT_EQ(KindOf(reader->Next().status()), ErrorKind::kCorrupt) << c.what;
+  }
+  // v1 lists may leave the counts out: nothing to compare.
+  ManifestFile unknown = written.manifest;
+  unknown.added_files_count = 0;
+  unknown.counts_unknown = true;
+  EXPECT_TRUE(ReadManifest(written.bytes, unknown).ok());
 }
 
 TEST(ManifestWriterTest, CountsRowsAndMinimumSequenceNumber) {

@@ -255,6 +255,31 @@ TEST(TableMetadataJsonTest, ParsesV2) {
   EXPECT_EQ(m->properties.size(), 2u);
 }
 
+// Required fields that are null must not fall back to a default: `"sequence-number": null` read as 0
+// would renumber the snapshot (and change which deletes apply), then be written back as 0.
+TEST(TableMetadataJsonTest, NullOrMissingRequiredFieldsAreCorrupt) {
+  struct Case {
+    std::string where, key;
+    bool null;
+  } cases[] = {{"snapshot", "sequence-number", true},  {"snapshot", "sequence-number", false},
+               {"snapshot", "schema-id", true},        {"snapshot", "timestamp-ms", true},
+               {"table", "last-sequence-number", true}, {"table", "table-uuid", true},
+               {"table", "last-partition-id", true},   {"table", "current-schema-id", true}};
+  for (const auto& c : cases) {
+    auto doc = nlohmann::json::parse(kV2);
+    auto& target = c.where == "table" ? doc : doc["snapshots"][0];
+    if (c.null) {
+      target[c.key] = nullptr;
+    } else {
+      target.erase(c.key);
+    }
+    auto parsed = ParseTableMetadata(doc.dump());
+    ASSERT_FALSE(parsed.ok()) << c.where << " " << c.key << (c.null ? " null" : " missing");
+    EXPECT_EQ(KindOf(parsed.status()), ErrorKind::kCorrupt) << parsed.status().ToString();
+    EXPECT_NE(parsed.status().message().find(c.key), std::string::npos) << parsed.status().message();
+  }
+}
+
 TEST(TableMetadataJsonTest, ParsesV3) {
   auto m = MustParse(kV3);
   ASSERT_NE(m, nullptr);

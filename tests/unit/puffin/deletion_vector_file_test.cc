@@ -70,6 +70,31 @@ TEST_F(DeletionVectorFileTest, ReadsBackByManifestCoordinates) {
   }
 }
 
+// The manifest entry of a vector must agree with the footer's own record of it: a garbled
+// referenced_data_file or content_offset is a corrupt table, not deletes applied elsewhere.
+TEST_F(DeletionVectorFileTest, ManifestEntriesAreCheckedAgainstTheFooter) {
+  ASSERT_OK_AND_ASSIGN(auto reader, PuffinReader::OpenBytes(bytes_));
+  const FileMetadata& footer = reader->metadata();
+  for (const WrittenDeletionVector& v : result_.vectors) {
+    EXPECT_TRUE(CheckDeletionVectorAgainstFooter(footer, "f.puffin", v.content_offset, v.content_size_in_bytes,
+                                                 v.referenced_data_file)
+                    .ok());
+  }
+  const WrittenDeletionVector& v = result_.vectors[1];
+  auto other = CheckDeletionVectorAgainstFooter(footer, "f.puffin", v.content_offset, v.content_size_in_bytes,
+                                                "s3://bucket/t/data/Xb.parquet");
+  EXPECT_EQ(KindOf(other), ErrorKind::kCorrupt);
+  EXPECT_NE(other.message().find("s3://bucket/t/data/Xb.parquet"), std::string::npos) << other.message();
+  EXPECT_NE(other.message().find(v.referenced_data_file), std::string::npos) << other.message();
+  EXPECT_NE(other.message().find("f.puffin"), std::string::npos) << other.message();
+  EXPECT_EQ(KindOf(CheckDeletionVectorAgainstFooter(footer, "f.puffin", v.content_offset + 1, v.content_size_in_bytes,
+                                                    v.referenced_data_file)),
+            ErrorKind::kCorrupt);
+  EXPECT_EQ(KindOf(CheckDeletionVectorAgainstFooter(footer, "f.puffin", v.content_offset,
+                                                    v.content_size_in_bytes + 1, v.referenced_data_file)),
+            ErrorKind::kCorrupt);
+}
+
 TEST_F(DeletionVectorFileTest, FooterEntriesFollowTheSpec) {
   ASSERT_OK_AND_ASSIGN(auto reader, PuffinReader::OpenBytes(bytes_));
   EXPECT_EQ(reader->metadata().properties.at("created-by"), "lakesync 0.1.0");

@@ -4,20 +4,20 @@
 #include <set>
 
 #include "lakesync/catalog/metadata_files.h"
+#include "lakesync/catalog/sql/postgres_internal.h"
 #include "lakesync/catalog/sql/sqlite_internal.h"
 #include "lakesync/io/file_io.h"
 
 namespace lakesync::catalog {
 
 using sql_internal::Row;
-using sql_internal::SqliteDb;
 using sql_internal::Transaction;
 using sql_internal::Value;
 
 namespace {
 
-// The DDL pyiceberg 0.12 (SQLAlchemy's create_all) issues on SQLite, so a database we create looks
-// exactly like one pyiceberg created. Java's JdbcCatalog declares property_key/property_value
+// The DDL pyiceberg 0.12 (SQLAlchemy's create_all) issues on SQLite (and, but for whitespace, on
+// PostgreSQL), so a database we create looks exactly like one pyiceberg created. Java's JdbcCatalog declares property_key/property_value
 // nullable; on tables it created we only ever write non-null values, so both layouts work.
 constexpr char kCreateTablesTable[] = R"(CREATE TABLE IF NOT EXISTS iceberg_tables (
 	catalog_name VARCHAR(255) NOT NULL, 
@@ -109,36 +109,41 @@ Status SqlCatalog::Open() {
   if (options_.catalog_name.empty()) return InvalidArgument("SQL catalog: the catalog name must not be empty");
   if (options_.warehouse.empty()) return InvalidArgument("SQL catalog '{}': warehouse is required", options_.catalog_name);
   if (!options_.io) return InvalidArgument("SQL catalog '{}': no FileIO given", options_.catalog_name);
-  if (options_.database_path.empty()) {
-    return InvalidArgument("SQL catalog '{}': the database path must not be empty", options_.catalog_name);
+  if (options_.database_path.empty() == options_.postgres_uri.empty()) {
+    return InvalidArgument("SQL catalog '{}': give exactly one database (a SQLite path or a PostgreSQL URI)",
+                           options_.catalog_name);
   }
   LS_ASSIGN_OR_RAISE_CTX(options_.warehouse, io::NormalizeLocation(options_.warehouse), "SQL catalog '{}': warehouse",
                          options_.catalog_name);
-  ARROW_ASSIGN_OR_RAISE(db_, SqliteDb::Open(options_.database_path, options_.busy_timeout_ms));
+  if (!options_.database_path.empty()) {
+    ARROW_ASSIGN_OR_RAISE(db_, sql_internal::SqliteConnection::Open(options_.database_path, options_.busy_timeout_ms));
+  } else {
+    sql_internal::PostgresOptions pg;
+    pg.uri = options_.postgres_uri;
+    pg.overrides = options_.postgres_overrides;
+    LS_ASSIGN_OR_RAISE_CTX(db_, sql_internal::PostgresConnection::Open(pg), "SQL catalog '{}'", options_.catalog_name);
+  }
   LS_RETURN_NOT_OK_CTX(InitTables(), "opening SQL catalog '{}'", name());
   return Status::OK();
 }
 
 Status SqlCatalog::InitTables() {
   std::lock_guard lock(mutex_);
-  ARROW_ASSIGN_OR_RAISE(auto present,
-                        db_->Query("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
-                                   "('iceberg_tables', 'iceberg_namespace_properties')"));
-  if (present.size() < 2) {
+  const std::vector<std::string> tables = {"iceberg_tables", "iceberg_namespace_properties"};
+  ARROW_ASSIGN_OR_RAISE(auto present, db_->ExistingTables(tables));
+  if (present.size() < tables.size()) {
     if (!options_.init_catalog_tables) {
       return NotFound("{} has no iceberg_tables/iceberg_namespace_properties tables and init_catalog_tables is false",
-                      db_->path());
+                      db_->description());
     }
-    // The immediate transaction makes two programs initialising one new file at once safe.
-    ARROW_ASSIGN_OR_RAISE(auto tx, Transaction::BeginImmediate(db_.get()));
+    // The transaction (and its init lock) makes two programs initialising one new database at once safe.
+    ARROW_ASSIGN_OR_RAISE(auto tx, Transaction::Begin(db_.get()));
+    ARROW_RETURN_NOT_OK(db_->LockForInit());
     ARROW_RETURN_NOT_OK(db_->Execute(kCreateTablesTable));
     ARROW_RETURN_NOT_OK(db_->Execute(kCreateNamespacePropertiesTable));
     ARROW_RETURN_NOT_OK(tx.Commit());
   }
-  ARROW_ASSIGN_OR_RAISE(
-      auto columns,
-      db_->Query("SELECT 1 FROM pragma_table_info('iceberg_tables') WHERE lower(name) = 'iceberg_type'"));
-  has_iceberg_type_ = !columns.empty();
+  ARROW_ASSIGN_OR_RAISE(has_iceberg_type_, db_->HasColumn("iceberg_tables", "iceberg_type"));
   return Status::OK();
 }
 
@@ -204,7 +209,7 @@ Result<std::vector<Namespace>> SqlCatalog::ListNamespaces(const Namespace& paren
 Status SqlCatalog::CreateNamespace(const Namespace& ns, const Properties& properties) {
   ARROW_ASSIGN_OR_RAISE(std::string key, NamespaceKey(ns));
   std::lock_guard lock(mutex_);
-  ARROW_ASSIGN_OR_RAISE(auto tx, Transaction::BeginImmediate(db_.get()));
+  ARROW_ASSIGN_OR_RAISE(auto tx, Transaction::Begin(db_.get()));
   ARROW_ASSIGN_OR_RAISE(bool exists, NamespaceExistsLocked(key));
   if (exists) return AlreadyExists("namespace '{}' already exists in catalog '{}'", key, name());
   Properties rows = properties;
@@ -237,7 +242,7 @@ Result<Properties> SqlCatalog::LoadNamespaceMetadata(const Namespace& ns) {
 Status SqlCatalog::DropNamespace(const Namespace& ns) {
   ARROW_ASSIGN_OR_RAISE(std::string key, NamespaceKey(ns));
   std::lock_guard lock(mutex_);
-  ARROW_ASSIGN_OR_RAISE(auto tx, Transaction::BeginImmediate(db_.get()));
+  ARROW_ASSIGN_OR_RAISE(auto tx, Transaction::Begin(db_.get()));
   ARROW_ASSIGN_OR_RAISE(bool exists, NamespaceExistsLocked(key));
   if (!exists) return NotFound("namespace '{}' does not exist in catalog '{}'", key, name());
   // Any row in the namespace counts, views included: dropping must not orphan them.
@@ -275,7 +280,7 @@ Status SqlCatalog::UpdateNamespaceProperties(const Namespace& ns, const std::vec
     }
   }
   std::lock_guard lock(mutex_);
-  ARROW_ASSIGN_OR_RAISE(auto tx, Transaction::BeginImmediate(db_.get()));
+  ARROW_ASSIGN_OR_RAISE(auto tx, Transaction::Begin(db_.get()));
   ARROW_ASSIGN_OR_RAISE(bool exists, NamespaceExistsLocked(key));
   if (!exists) return NotFound("namespace '{}' does not exist in catalog '{}'", key, name());
   for (const auto& r : removals) {
@@ -294,8 +299,9 @@ Status SqlCatalog::UpdateNamespaceProperties(const Namespace& ns, const std::vec
   }
   // A namespace that existed only through its tables gets its marker row now, so that it keeps
   // its properties (and existence) when those tables go.
-  ARROW_RETURN_NOT_OK(db_->Execute("INSERT OR IGNORE INTO iceberg_namespace_properties (catalog_name, namespace, "
-                                   "property_key, property_value) VALUES (?, ?, ?, 'true')",
+  ARROW_RETURN_NOT_OK(db_->Execute("INSERT INTO iceberg_namespace_properties (catalog_name, namespace, "
+                                   "property_key, property_value) VALUES (?, ?, ?, 'true') ON CONFLICT "
+                                   "(catalog_name, namespace, property_key) DO NOTHING",
                                    {options_.catalog_name, key, kExistsProperty}));
   return tx.Commit();
 }
@@ -311,7 +317,7 @@ Result<std::optional<std::string>> SqlCatalog::CurrentMetadataLocationLocked(con
   if (rows.empty()) return std::nullopt;
   if (!rows[0][0] || rows[0][0]->empty()) {
     return Corrupt("table '{}' in catalog '{}' has no metadata_location in {}", identifier.ToString(), name(),
-                   db_->path());
+                   db_->description());
   }
   return rows[0][0];
 }
@@ -361,6 +367,7 @@ Result<std::string> SqlCatalog::WriteNextMetadata(const TableIdentifier& identif
   const int version = base_location.empty() ? 0 : ParseMetadataVersion(base_location) + 1;
   const std::string location = NewMetadataLocation(metadata, version);
   ARROW_ASSIGN_OR_RAISE(std::string encoded, EncodeTableMetadata(metadata));
+  ARROW_RETURN_NOT_OK(RecordMetadataFile(location));
   LS_RETURN_NOT_OK_CTX(io()->WriteNew(location, encoded), "writing table metadata");
   return location;
 }
@@ -407,7 +414,9 @@ Result<std::string> SqlCatalog::SwapMetadata(const TableIdentifier& identifier, 
   std::lock_guard lock(mutex_);
   Status st = SwapRowLocked(identifier, base_location, location);
   if (!st.ok()) {
-    (void)io()->Delete(location);
+    // Unless the statement's outcome is unknown (a PostgreSQL connection lost after it was sent):
+    // then the row may point at the file already.
+    if (KindOf(st) != ErrorKind::kCommitStateUnknown) (void)io()->Delete(location);
     return st;
   }
   return location;
@@ -416,6 +425,8 @@ Result<std::string> SqlCatalog::SwapMetadata(const TableIdentifier& identifier, 
 Result<std::vector<std::string>> SqlCatalog::SwapMetadataAll(const std::vector<PreparedCommit>& commits) {
   std::vector<std::string> locations;
   auto discard = [&](Status st) {
+    // A COMMIT whose connection was lost may have been applied: then the files are the tables' now.
+    if (KindOf(st) == ErrorKind::kCommitStateUnknown) return st;
     for (const auto& l : locations) (void)io()->Delete(l);
     return st;
   };
@@ -424,10 +435,11 @@ Result<std::vector<std::string>> SqlCatalog::SwapMetadataAll(const std::vector<P
     if (!location.ok()) return discard(location.status());
     locations.push_back(*location);
   }
-  // One IMMEDIATE transaction: every row swaps or, on the first conflict, none (the destructor
-  // rolls back), so the files written are garbage then and go.
+  // One write transaction (SQLite: IMMEDIATE; PostgreSQL: row locks, the WHERE re-checked on the
+  // row version it waited for): every row swaps or, on the first conflict, none (the
+  // destructor rolls back), so the files written are garbage then and go.
   std::lock_guard lock(mutex_);
-  auto tx = Transaction::BeginImmediate(db_.get());
+  auto tx = Transaction::Begin(db_.get());
   if (!tx.ok()) return discard(tx.status());
   for (size_t i = 0; i < commits.size(); ++i) {
     const auto& c = commits[i];
@@ -478,7 +490,7 @@ Status SqlCatalog::RenameTable(const TableIdentifier& from, const TableIdentifie
   ARROW_ASSIGN_OR_RAISE(std::string to_ns, NamespaceKey(to.ns));
   if (to.name.empty()) return InvalidArgument("invalid table identifier '{}': empty table name", to.ToString());
   std::lock_guard lock(mutex_);
-  ARROW_ASSIGN_OR_RAISE(auto tx, Transaction::BeginImmediate(db_.get()));
+  ARROW_ASSIGN_OR_RAISE(auto tx, Transaction::Begin(db_.get()));
   ARROW_ASSIGN_OR_RAISE(bool ns_exists, NamespaceExistsLocked(to_ns));
   if (!ns_exists) return NotFound("renaming '{}': namespace '{}' does not exist", from.ToString(), to_ns);
   ARROW_ASSIGN_OR_RAISE(auto current, CurrentMetadataLocationLocked(from));

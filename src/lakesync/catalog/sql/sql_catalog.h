@@ -1,14 +1,19 @@
-// The SQL catalog on SQLite: the same two tables as Java's JdbcCatalog and pyiceberg's SqlCatalog
-// (iceberg_tables, iceberg_namespace_properties), so all three can share one database file as long
-// as they use the same catalog name. See shared/specs/iceberg.md §10.2.
+// The SQL catalog: the same two tables as Java's JdbcCatalog and pyiceberg's SqlCatalog
+// (iceberg_tables, iceberg_namespace_properties), so all three can share one database as long as
+// they use the same catalog name. See shared/specs/iceberg.md §10.2. The database is SQLite (one
+// file, the embedded default) or PostgreSQL (a server a team shares); the SQL and the commit
+// protocol below are the same for both, only the connection differs (sql_connection_internal.h).
 //
-// - New databases get pyiceberg 0.12's layout (the "V1" schema, with iceberg_type). Existing files
+// - New databases get pyiceberg 0.12's layout (the "V1" schema, with iceberg_type). Existing ones
 //   are used as found: 'TABLE' is written to iceberg_type only when that column exists, and table
 //   lookups then skip rows of other types (views written by Java or Rust).
 // - A commit writes "<metadata dir>/<version>-<uuid>.metadata.json" and swaps the pointer with a
-//   compare-and-swap UPDATE on metadata_location; zero rows changed means another writer won.
-// - The journal mode is left as found (rollback journal by default). WAL would let readers run
-//   during a commit, but it is a persistent property of the file that every program sharing it
+//   compare-and-swap UPDATE on metadata_location; zero rows changed means another writer won
+//   (PostgreSQL re-checks the WHERE clause on the row it waited for, so the swap is atomic at row
+//   level there too). A PostgreSQL connection lost after the UPDATE was sent is
+//   kCommitStateUnknown and the metadata file is kept.
+// - SQLite: the journal mode is left as found (rollback journal by default). WAL would let readers
+//   run during a commit, but it is a persistent property of the file that every program sharing it
 //   (pyiceberg through SQLAlchemy, Java through sqlite-jdbc) then inherits, it needs shared memory
 //   and so breaks on network filesystems, and commits here are short. Instead every connection sets
 //   a busy timeout, so a second process waits for the lock rather than failing.
@@ -16,6 +21,7 @@
 // Safe to use from many threads: access to the connection is serialised.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,24 +32,30 @@
 namespace lakesync::catalog {
 
 namespace sql_internal {
-class SqliteDb;
+class Connection;
 }
 
 struct SqlCatalogOptions {
   std::string catalog_name;      // the catalog_name column; must match other programs sharing the file
-  std::string database_path;     // a file path (created if missing) or ":memory:"
+  // The database: exactly one of database_path (SQLite) and postgres_uri (PostgreSQL, below).
+  std::string database_path;     // SQLite: a file path (created if missing) or ":memory:"
   std::string warehouse;         // root location for new tables (normalised, e.g. "file:///abs/wh")
   std::shared_ptr<io::FileIO> io;
-  int busy_timeout_ms = 30000;   // how long to wait for another process's lock
+  int busy_timeout_ms = 30000;   // SQLite: how long to wait for another process's lock
   bool init_catalog_tables = true;  // create missing catalog tables (pyiceberg's init_catalog_tables)
+  std::string postgres_uri;      // PostgreSQL: a libpq URI, postgresql://user@host:port/db
+  // PostgreSQL connection keywords that override the URI's (user, password: Java's jdbc.user and
+  // jdbc.password).
+  std::map<std::string, std::string> postgres_overrides;
 };
 
 class SqlCatalog : public MetastoreCatalog {
  public:
   // Opens the database and creates the catalog tables if missing (unless disabled).
-  // Errors: InvalidArgument for an empty catalog name or warehouse or a null FileIO; IOError when the
-  // database cannot be opened; kCorrupt when the file is not a SQLite database; NotFound when the
-  // tables are missing and init_catalog_tables is false.
+  // Errors: InvalidArgument for an empty catalog name or warehouse, a null FileIO, or not exactly one
+  // database; IOError when a SQLite database cannot be opened; kCorrupt when the file is not a SQLite
+  // database; kUnavailable / kUnauthenticated when a PostgreSQL server cannot be reached or refuses
+  // us; NotFound when the tables are missing and init_catalog_tables is false.
   static Result<std::shared_ptr<SqlCatalog>> Make(SqlCatalogOptions options);
   ~SqlCatalog() override;
 
@@ -74,7 +86,7 @@ class SqlCatalog : public MetastoreCatalog {
   // Errors: NotFound (namespace or metadata file), kCorrupt (unreadable metadata), AlreadyExists.
   Result<LoadedTable> RegisterTable(const TableIdentifier& identifier, const std::string& metadata_location) override;
 
-  // Several tables commit in one SQLite transaction.
+  // Several tables commit in one database transaction (SQLite or PostgreSQL).
   bool SupportsMultiTableCommit() const override { return true; }
 
   // Whether the database has the optional iceberg_type column (pyiceberg/Java "V1" schema).
@@ -110,7 +122,7 @@ class SqlCatalog : public MetastoreCatalog {
   std::string TypeFilter() const;
 
   SqlCatalogOptions options_;
-  std::unique_ptr<sql_internal::SqliteDb> db_;
+  std::unique_ptr<sql_internal::Connection> db_;
   bool has_iceberg_type_ = false;
   std::mutex mutex_;
 };

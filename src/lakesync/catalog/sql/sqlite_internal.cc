@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+
 namespace lakesync::catalog::sql_internal {
 namespace {
 
@@ -11,14 +13,9 @@ struct StatementCloser {
 };
 using StatementPtr = std::unique_ptr<sqlite3_stmt, StatementCloser>;
 
-std::string_view Abbreviate(std::string_view sql) {
-  constexpr size_t kMax = 80;
-  return sql.size() <= kMax ? sql : sql.substr(0, kMax);
-}
-
 }  // namespace
 
-Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, int busy_timeout_ms) {
+Result<std::unique_ptr<SqliteConnection>> SqliteConnection::Open(const std::string& path, int busy_timeout_ms) {
   sqlite3* db = nullptr;
   // FULLMUTEX is belt and braces: the catalog already serialises access to the connection.
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
@@ -29,19 +26,19 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, int bu
     return IOError("opening SQLite catalog database {}: {}", path, message);
   }
   sqlite3_extended_result_codes(db, 1);
-  std::unique_ptr<SqliteDb> out(new SqliteDb(db, path));
+  std::unique_ptr<SqliteConnection> out(new SqliteConnection(db, path));
   // busy_timeout is a connection setting (not stored in the file), so setting it never changes
   // the database for other programs that share it.
   sqlite3_busy_timeout(db, busy_timeout_ms);
   return out;
 }
 
-SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
+SqliteConnection::~SqliteConnection() { sqlite3_close_v2(db_); }
 
-Status SqliteDb::Error(int rc, std::string_view sql) const {
+Status SqliteConnection::Error(int rc, std::string_view sql) const {
   const int primary = rc & 0xff;
   const std::string message = fmt::format("SQLite catalog database {}: {} (running \"{}\")", path_,
-                                          sqlite3_errmsg(db_), Abbreviate(sql));
+                                          sqlite3_errmsg(db_), AbbreviateSql(sql));
   switch (primary) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -60,13 +57,13 @@ Status SqliteDb::Error(int rc, std::string_view sql) const {
   }
 }
 
-Result<std::vector<Row>> SqliteDb::Query(std::string_view sql, const std::vector<Value>& params) {
+Result<std::vector<Row>> SqliteConnection::Query(std::string_view sql, const std::vector<Value>& params) {
   sqlite3_stmt* raw = nullptr;
   int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &raw, nullptr);
   StatementPtr stmt(raw);
   if (rc != SQLITE_OK) return Error(rc, sql);
   if (static_cast<int>(params.size()) != sqlite3_bind_parameter_count(stmt.get())) {
-    return InvalidArgument("SQL statement \"{}\" takes {} parameters, got {}", Abbreviate(sql),
+    return InvalidArgument("SQL statement \"{}\" takes {} parameters, got {}", AbbreviateSql(sql),
                            sqlite3_bind_parameter_count(stmt.get()), params.size());
   }
   for (size_t i = 0; i < params.size(); ++i) {
@@ -93,37 +90,28 @@ Result<std::vector<Row>> SqliteDb::Query(std::string_view sql, const std::vector
   return rows;
 }
 
-Result<int64_t> SqliteDb::Execute(std::string_view sql, const std::vector<Value>& params) {
+Result<int64_t> SqliteConnection::Execute(std::string_view sql, const std::vector<Value>& params) {
   ARROW_RETURN_NOT_OK(Query(sql, params));
   return static_cast<int64_t>(sqlite3_changes(db_));
 }
 
-Result<Transaction> Transaction::BeginImmediate(SqliteDb* db) {
-  ARROW_RETURN_NOT_OK(db->Execute("BEGIN IMMEDIATE"));
-  return Transaction(db);
-}
+Status SqliteConnection::Begin() { return Execute("BEGIN IMMEDIATE").status(); }
+Status SqliteConnection::Commit() { return Execute("COMMIT").status(); }
+Status SqliteConnection::Rollback() { return Execute("ROLLBACK").status(); }
 
-Transaction::~Transaction() {
-  if (db_) (void)db_->Execute("ROLLBACK");
-}
-
-Status Transaction::Commit() {
-  SqliteDb* db = db_;
-  Status st = db->Execute("COMMIT").status();
-  // A failed COMMIT leaves the transaction open (SQLITE_BUSY) or already rolled back; the
-  // destructor's ROLLBACK settles both. On success there is nothing left to roll back.
-  if (st.ok()) db_ = nullptr;
-  return st;
-}
-
-std::string EscapeLike(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c == '!' || c == '%' || c == '_') out.push_back('!');
-    out.push_back(c);
+Result<std::set<std::string>> SqliteConnection::ExistingTables(const std::vector<std::string>& names) {
+  ARROW_ASSIGN_OR_RAISE(auto rows, Query("SELECT name FROM sqlite_master WHERE type = 'table'"));
+  std::set<std::string> out;
+  for (const Row& row : rows) {
+    if (row[0] && std::find(names.begin(), names.end(), *row[0]) != names.end()) out.insert(*row[0]);
   }
   return out;
+}
+
+Result<bool> SqliteConnection::HasColumn(std::string_view table, std::string_view column) {
+  ARROW_ASSIGN_OR_RAISE(auto rows, Query("SELECT 1 FROM pragma_table_info(?) WHERE lower(name) = lower(?)",
+                                         {std::string(table), std::string(column)}));
+  return !rows.empty();
 }
 
 }  // namespace lakesync::catalog::sql_internal

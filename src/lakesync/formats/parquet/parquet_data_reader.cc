@@ -1,5 +1,7 @@
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 
+#include "lakesync/formats/parquet/parquet_properties.h"
+
 #include <arrow/array.h>
 #include <arrow/array/util.h>
 #include <arrow/compute/cast.h>
@@ -340,8 +342,7 @@ Result<std::unique_ptr<ParquetDataReader>> ParquetDataReader::Open(std::shared_p
   arrow_props.set_coerce_int96_timestamp_unit(nanos ? arrow::TimeUnit::NANO : arrow::TimeUnit::MICRO);
   std::shared_ptr<arrow::Schema> file_schema;
   try {
-    parquet::ReaderProperties props(pool);
-    auto pq = parquet::ParquetFileReader::Open(r->file_, props);
+    auto pq = parquet::ParquetFileReader::Open(r->file_, ParquetReaderProperties(pool));
     ARROW_ASSIGN_OR_RAISE(r->reader_, parquet::arrow::FileReader::Make(pool, std::move(pq), arrow_props));
     Status st = r->reader_->GetSchema(&file_schema);
     if (!st.ok()) return Corrupt("reading the schema of Parquet file {}: {}", r->location_, st.message());
@@ -351,6 +352,10 @@ Result<std::unique_ptr<ParquetDataReader>> ParquetDataReader::Open(std::shared_p
 
   std::shared_ptr<parquet::FileMetaData> md = r->reader_->parquet_reader()->metadata();
   r->num_rows_ = md->num_rows();
+  if (r->options_.expected_record_count && *r->options_.expected_record_count != r->num_rows_) {
+    return Corrupt("Parquet file {} holds {} rows but its manifest entry says {}", r->location_, r->num_rows_,
+                   *r->options_.expected_record_count);
+  }
   try {
     int64_t first = 0;
     for (int i = 0; i < md->num_row_groups(); ++i) {
@@ -392,6 +397,11 @@ Result<std::unique_ptr<ParquetDataReader>> ParquetDataReader::Open(std::shared_p
         break;
       }
       first_leaf += LeafCount(*ff->type());
+    }
+    if (!match && r->options_.expected_field_ids.count(target.id)) {
+      return Corrupt("Parquet file {} has no column for field '{}' (id {}), which its manifest entry records "
+                     "metrics for: the file's schema is damaged",
+                     r->location_, target.name, target.id);
     }
     const auto* scope = match && mapped ? &mapped->fields : nullptr;
     ARROW_ASSIGN_OR_RAISE(auto node, builder.Build(target, match, first_leaf, scope, target.name, true));
@@ -511,6 +521,13 @@ Result<std::optional<PositionedBatch>> ParquetDataReader::Next() {
         return out;
       }
       current_.reset();
+      // Positions (deletion vectors, position deletes) count on every row of a row group being read:
+      // a damaged page header that ends the column early must not shift or drop rows silently.
+      const RowGroupInfo& done = row_groups_[static_cast<size_t>(current_row_group_)];
+      if (current_position_ - done.first_row != done.num_rows) {
+        return Corrupt("row group {} of Parquet file {} yielded {} rows, its footer says {}", current_row_group_,
+                       location_, current_position_ - done.first_row, done.num_rows);
+      }
     }
     if (current_remaining_ > 0) {
       const int64_t rows = std::min(current_remaining_, options_.batch_size);
@@ -545,6 +562,12 @@ Result<std::shared_ptr<arrow::Table>> ParquetDataReader::ReadAll() {
     batches.push_back(next->batch);
   }
   return arrow::Table::FromRecordBatches(arrow_schema_, batches);
+}
+
+void ExpectManifestEntry(ParquetReadOptions& options, const iceberg::DataFile& file) {
+  options.expected_record_count = file.record_count;
+  for (const auto& [id, size] : file.column_sizes) options.expected_field_ids.insert(id);
+  for (const auto& [id, count] : file.value_counts) options.expected_field_ids.insert(id);
 }
 
 Result<std::unique_ptr<ParquetDataReader>> OpenKeyColumnReader(std::shared_ptr<arrow::io::RandomAccessFile> file,

@@ -22,10 +22,12 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "lakesync/formats/parquet/name_mapping.h"
+#include "lakesync/iceberg/model/data_file.h"
 #include "lakesync/iceberg/model/literal.h"
 #include "lakesync/iceberg/model/schema.h"
 
@@ -78,7 +80,16 @@ struct ParquetReadOptions {
   // come from another system.
   bool ignore_field_ids = false;
   arrow::MemoryPool* pool = nullptr;
+  // What the file's manifest entry says about it (ExpectManifestEntry): its row count, and the field
+  // ids it has column metrics for. A file whose footer disagrees — fewer rows, or a read-schema column
+  // the metrics name but the footer lacks (a damaged field id or schema) — is Corrupt instead of
+  // being read with rows missing or a column of nulls.
+  std::optional<int64_t> expected_record_count;
+  std::set<int32_t> expected_field_ids;
 };
+
+// Sets the expectations of `options` from a data or delete file's manifest entry.
+void ExpectManifestEntry(ParquetReadOptions& options, const iceberg::DataFile& file);
 
 struct PositionedBatch {
   std::shared_ptr<arrow::RecordBatch> batch;
@@ -89,7 +100,9 @@ struct PositionedBatch {
 class ParquetDataReader {
  public:
   // Opens the file and plans the projection. `location` names the file in errors. Returns Corrupt
-  // (naming the location) for a file that is not Parquet or is truncated, InvalidArgument for a
+  // (naming the location) for a file that is not Parquet or is truncated, or that disagrees with
+  // the options' expectations (Next() also checks that every row group yields the rows its footer
+  // says), InvalidArgument for a
   // column whose file type cannot be read as the read schema's type, or a required column missing
   // without a default or for row group indices the file does not have.
   static Result<std::unique_ptr<ParquetDataReader>> Open(std::shared_ptr<arrow::io::RandomAccessFile> file,

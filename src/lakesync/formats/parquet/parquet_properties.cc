@@ -103,9 +103,23 @@ std::shared_ptr<parquet::WriterProperties> ParquetWriteProperties::ToWriterPrope
   b.enable_statistics();
   b.enable_store_decimal_as_integer();
   b.data_page_version(parquet::ParquetDataPageVersion::V1);
+  // Page CRCs (parquet-format PageHeader.crc): without them a flipped byte inside a compressed or
+  // plain page can still decode, to other values, which a merge-on-read table then serves (or a
+  // key lookup resolves to the wrong row). Java's parquet-mr writes them by default too.
+  b.enable_page_checksum();
   // Row groups are cut by estimated bytes in ParquetFileWriter, not by a row count.
   b.max_row_group_length(std::numeric_limits<int64_t>::max());
   return b.build();
+}
+
+parquet::ReaderProperties ParquetReaderProperties(arrow::MemoryPool* pool) {
+  parquet::ReaderProperties props(pool ? pool : arrow::default_memory_pool());
+  props.set_page_checksum_verification(true);
+  return props;
+}
+
+bool IsPageChecksumFailure(std::string_view message) {
+  return message.find("CRC checksum verification failed") != std::string_view::npos;
 }
 
 }  // namespace lakesync::parquet_io

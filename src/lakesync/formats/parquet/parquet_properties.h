@@ -3,18 +3,17 @@
 #pragma once
 
 #include <arrow/util/type_fwd.h>
+#include <parquet/properties.h>
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "lakesync/common/status.h"
 
-namespace parquet {
-class WriterProperties;
-}
 
 namespace lakesync::parquet_io {
 
@@ -43,8 +42,19 @@ struct ParquetWriteProperties {
                                                             bool for_delete_files = false);
 
   // Arrow's writer properties for these settings: statistics on, dictionary on, decimals stored as
-  // INT32/INT64 up to precision 18 (the Iceberg spec's Parquet mapping), data page v1 like Java.
+  // INT32/INT64 up to precision 18 (the Iceberg spec's Parquet mapping), data page v1 like Java,
+  // and a CRC32 checksum in every page header (see ParquetReaderProperties).
   std::shared_ptr<parquet::WriterProperties> ToWriterProperties() const;
 };
+
+// The reader properties every Parquet file lakesync reads is opened with (data and delete files,
+// Delta data files and checkpoints, user input): page checksums are verified where the writer
+// stored them, so flipped bytes in a page are a corrupt-file error instead of other values. Pages
+// without a checksum (most writers leave them out) are read as before.
+parquet::ReaderProperties ParquetReaderProperties(arrow::MemoryPool* pool);
+
+// Whether a Parquet error message is a failed page checksum (Arrow raises it as a plain
+// ParquetException, which callers otherwise cannot tell from an I/O failure).
+bool IsPageChecksumFailure(std::string_view message);
 
 }  // namespace lakesync::parquet_io

@@ -38,6 +38,37 @@ Result<PositionBitmap> ReadDeletionVector(arrow::io::RandomAccessFile& file, int
   return positions;
 }
 
+Status CheckDeletionVectorAgainstFooter(const FileMetadata& footer, std::string_view puffin_path,
+                                        int64_t content_offset, int64_t content_size_in_bytes,
+                                        std::string_view referenced_data_file) {
+  for (const BlobMetadata& blob : footer.blobs) {
+    if (blob.offset != content_offset) continue;
+    if (blob.type != kDeletionVectorBlobType) {
+      return Corrupt("the deletion vector for {} at offset {} of {} is a '{}' blob in the Puffin footer, not {}",
+                     referenced_data_file, content_offset, puffin_path, blob.type, kDeletionVectorBlobType);
+    }
+    if (blob.length != content_size_in_bytes) {
+      return Corrupt("the deletion vector for {} at offset {} of {} has {} bytes in the manifest but {} in the "
+                     "Puffin footer",
+                     referenced_data_file, content_offset, puffin_path, content_size_in_bytes, blob.length);
+    }
+    auto named = blob.properties.find(std::string(kReferencedDataFileProperty));
+    if (named == blob.properties.end()) {
+      return Corrupt("the deletion vector at offset {} of {} has no '{}' property in the Puffin footer", content_offset,
+                     puffin_path, kReferencedDataFileProperty);
+    }
+    if (named->second != referenced_data_file) {
+      return Corrupt("the manifest says the deletion vector at offset {} of {} deletes rows of {}, but the Puffin "
+                     "footer says it belongs to {}",
+                     content_offset, puffin_path, referenced_data_file, named->second);
+    }
+    return Status::OK();
+  }
+  return Corrupt("the manifest places the deletion vector for {} at offset {} of {}, where the Puffin footer lists no "
+                 "blob",
+                 referenced_data_file, content_offset, puffin_path);
+}
+
 Result<PositionBitmap> ReadDeletionVectorBlob(const PuffinReader& reader, const BlobMetadata& blob) {
   auto data_file = blob.properties.find(std::string(kReferencedDataFileProperty));
   const std::string name = data_file == blob.properties.end()

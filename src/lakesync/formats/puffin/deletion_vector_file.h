@@ -30,6 +30,16 @@ Result<PositionBitmap> ReadDeletionVector(arrow::io::RandomAccessFile& file, int
                                           int64_t content_size_in_bytes,
                                           std::optional<int64_t> expected_cardinality);
 
+// Checks a manifest's deletion-vector entry against the footer of its Puffin file: the footer must
+// list a deletion-vector-v1 blob at exactly [content_offset, content_offset + content_size_in_bytes)
+// whose `referenced-data-file` property names the entry's referenced_data_file. The footer is the
+// writer's own record of which data file each vector belongs to, so a manifest entry that disagrees
+// has been damaged (applying it would delete rows of the wrong file, or of none). Returns Corrupt
+// naming the Puffin file and both data files.
+Status CheckDeletionVectorAgainstFooter(const FileMetadata& footer, std::string_view puffin_path,
+                                        int64_t content_offset, int64_t content_size_in_bytes,
+                                        std::string_view referenced_data_file);
+
 // Reads the deletion vector a Puffin footer entry describes, checking what the spec requires of the
 // entry itself: type deletion-vector-v1, no compression codec, a `referenced-data-file` property and a
 // decimal `cardinality` property matching the vector.

@@ -132,7 +132,9 @@ Result<FileMetadata> ParseFileMetadata(std::string_view text) {
   Json root;
   try {
     root = Json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // Not only parse_error: a number too large for any JSON number type is out_of_range (406),
+    // which escaped here and terminated the process (found by fuzz/fuzz_puffin).
     return Corrupt("Puffin footer payload is not valid JSON: {}", e.what());
   }
   try {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "lakesync/formats/parquet/parquet_properties.h"
 #include "lakesync/formats/tabular/readers_internal.h"
 #include "lakesync/formats/tabular/tabular.h"
 
@@ -63,7 +64,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenParquet(std::shared_ptr<ar
   props.set_batch_size(options.batch_rows);
   parquet::arrow::FileReaderBuilder builder;
   try {
-    ARROW_RETURN_NOT_OK(builder.Open(std::move(input)));
+    ARROW_RETURN_NOT_OK(builder.Open(std::move(input), parquet_io::ParquetReaderProperties(nullptr)));
   } catch (const parquet::ParquetException& e) {
     return Corrupt("not a readable Parquet file: {}", e.what());
   }

@@ -162,7 +162,9 @@ class ParquetRecordWriter : public RecordWriter {
  public:
   static Result<std::unique_ptr<RecordWriter>> Make(std::shared_ptr<arrow::Schema> schema,
                                                     std::shared_ptr<arrow::io::OutputStream> out) {
-    auto props = parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->build();
+    // Page checksums as on every Parquet file lakesync writes (parquet_properties.h).
+    auto props =
+        parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->enable_page_checksum()->build();
     auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->build();
     ARROW_ASSIGN_OR_RAISE(auto writer, parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), out,
                                                                         props, arrow_props));

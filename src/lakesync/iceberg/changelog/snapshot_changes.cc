@@ -312,6 +312,7 @@ class FileCursor {
     parquet_io::ParquetReadOptions options;
     options.batch_size = shared.batch_rows;
     options.use_threads = true;
+    parquet_io::ExpectManifestEntry(options, *change.file);
     auto& io = *shared.table->io();
     ARROW_ASSIGN_OR_RAISE(auto input, io.OpenInput(path, change.file->file_size_in_bytes));
     ARROW_ASSIGN_OR_RAISE(c->reader_, parquet_io::ParquetDataReader::Open(input, path, shared.schema, options));

@@ -385,10 +385,41 @@ Status ManifestReader::Inherit(ManifestEntry* entry, DataFile* file) {
 
 Result<std::optional<ManifestEntry>> ManifestReader::Next() {
   ARROW_ASSIGN_OR_RAISE(const avro_value_t* record, reader_->Next());
-  if (record == nullptr) return std::nullopt;
+  if (record == nullptr) {
+    ARROW_RETURN_NOT_OK(CheckCounts());
+    return std::nullopt;
+  }
   LS_ASSIGN_OR_RAISE_CTX(ManifestEntry entry, Decode(*record), "{}: entry {}", manifest_.manifest_path,
                          reader_->records_read() - 1);
+  const int index = entry.status == ManifestEntryStatus::kAdded      ? 0
+                     : entry.status == ManifestEntryStatus::kExisting ? 1
+                                                                      : 2;
+  counted_files_[index] += 1;
+  counted_rows_[index] += entry.data_file->record_count;
   return entry;
+}
+
+Status ManifestReader::CheckCounts() {
+  // A manifest whose entries decode but disagree with the counts its manifest list recorded when it
+  // was written has been damaged since (a flipped bit inside a deflate block can still inflate, to
+  // other entries). Serving it would apply deletes to nothing or resurrect rows; refuse instead.
+  // v1 lists may leave counts out (counts_unknown): then there is nothing to compare.
+  if (manifest_.counts_unknown || counts_checked_) return Status::OK();
+  counts_checked_ = true;
+  const int64_t listed_files[3] = {manifest_.added_files_count, manifest_.existing_files_count,
+                                   manifest_.deleted_files_count};
+  const int64_t listed_rows[3] = {manifest_.added_rows_count, manifest_.existing_rows_count,
+                                  manifest_.deleted_rows_count};
+  static constexpr const char* kNames[3] = {"added", "existing", "deleted"};
+  for (int i = 0; i < 3; ++i) {
+    if (counted_files_[i] != listed_files[i] || counted_rows_[i] != listed_rows[i]) {
+      return Corrupt(
+          "manifest {} disagrees with its manifest list entry: it holds {} {} file(s) with {} row(s), the list "
+          "says {} file(s) with {} row(s)",
+          manifest_.manifest_path, counted_files_[i], kNames[i], counted_rows_[i], listed_files[i], listed_rows[i]);
+    }
+  }
+  return Status::OK();
 }
 
 Result<std::vector<ManifestEntry>> ReadManifest(std::string_view bytes, const ManifestFile& manifest,

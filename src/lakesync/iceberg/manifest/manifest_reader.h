@@ -49,7 +49,9 @@ class ManifestReader {
   ~ManifestReader();
 
   // The next entry, with inherited values applied; nullopt after the last one. Errors are Corrupt
-  // and name the manifest, the entry number and the field.
+  // and name the manifest, the entry number and the field. After the last entry the numbers of
+  // added, existing and deleted files and rows are compared with the manifest list entry's counts
+  // (unless counts_unknown): a manifest that disagrees is Corrupt.
   Result<std::optional<ManifestEntry>> Next();
 
   // From the manifest metadata ("format-version"; 1 when absent and the schema has no sequence
@@ -69,6 +71,7 @@ class ManifestReader {
   Status Resolve(const TableMetadata* metadata);
   Result<ManifestEntry> Decode(const avro_value_t& record);
   Status Inherit(ManifestEntry* entry, DataFile* file);
+  Status CheckCounts();
 
   ManifestFile manifest_;
   std::unique_ptr<avro::AvroFileReader> reader_;
@@ -78,6 +81,10 @@ class ManifestReader {
   PartitionSpecPtr spec_;
   TypePtr partition_type_;
   std::optional<int64_t> next_row_id_;
+  // Files and rows seen so far by status (added, existing, deleted), for CheckCounts.
+  int64_t counted_files_[3] = {0, 0, 0};
+  int64_t counted_rows_[3] = {0, 0, 0};
+  bool counts_checked_ = false;
 };
 
 // Reads all entries of a manifest (see ManifestReader).

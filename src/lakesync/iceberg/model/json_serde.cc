@@ -43,6 +43,17 @@ Result<std::optional<T>> GetOpt(const json& j, const char* key, std::string_view
   return std::optional<T>(std::move(v));
 }
 
+// For keys that may be absent but, when present, must hold a value: an explicit null is a damaged
+// document (Java's parsers refuse it too), never a reason to fall back to a default. Reading
+// `"sequence-number": null` as 0 would renumber a snapshot and change which deletes apply.
+template <typename T>
+Result<std::optional<T>> GetOptNotNull(const json& j, const char* key, std::string_view what) {
+  if (j.is_object()) {
+    if (auto it = j.find(key); it != j.end() && it->is_null()) return Corrupt("{} has a null '{}'", what, key);
+  }
+  return GetOpt<T>(j, key, what);
+}
+
 Result<NestedField> FieldFromJson(const json& j) {
   NestedField f;
   ARROW_ASSIGN_OR_RAISE(f.id, Get<int32_t>(j, "id", "schema field"));
@@ -135,7 +146,7 @@ json SchemaToJson(const Schema& schema) {
 Result<SchemaPtr> SchemaFromJson(const json& j) {
   ARROW_ASSIGN_OR_RAISE(auto type, TypeFromJson(j));
   if (type->id() != TypeId::kStruct) return Corrupt("a schema must be a struct");
-  ARROW_ASSIGN_OR_RAISE(auto schema_id, GetOpt<int32_t>(j, "schema-id", "schema"));
+  ARROW_ASSIGN_OR_RAISE(auto schema_id, GetOptNotNull<int32_t>(j, "schema-id", "schema"));
   std::vector<int32_t> ids;
   if (auto it = j.find("identifier-field-ids"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) return Corrupt("schema has an invalid 'identifier-field-ids'");
@@ -178,7 +189,7 @@ Result<PartitionSpecPtr> PartitionSpecFromFieldsJson(int32_t spec_id, const json
     } else {
       return Corrupt("{} is missing 'source-id'", what);
     }
-    ARROW_ASSIGN_OR_RAISE(auto field_id, GetOpt<int32_t>(fj, "field-id", what));
+    ARROW_ASSIGN_OR_RAISE(auto field_id, GetOptNotNull<int32_t>(fj, "field-id", what));
     f.field_id = field_id.value_or(next_v1_id);
     next_v1_id = f.field_id + 1;
     ARROW_ASSIGN_OR_RAISE(auto transform, Get<std::string>(fj, "transform", what));
@@ -254,8 +265,8 @@ Result<SnapshotPtr> SnapshotFromJson(const json& j) {
   ARROW_ASSIGN_OR_RAISE(s->snapshot_id, Get<int64_t>(j, "snapshot-id", "snapshot"));
   const std::string what = fmt::format("snapshot {}", s->snapshot_id);
   ARROW_ASSIGN_OR_RAISE(s->parent_snapshot_id, GetOpt<int64_t>(j, "parent-snapshot-id", what));
-  ARROW_ASSIGN_OR_RAISE(auto seq, GetOpt<int64_t>(j, "sequence-number", what));
-  s->sequence_number = seq.value_or(0);  // v1 snapshots have none: they read as 0
+  ARROW_ASSIGN_OR_RAISE(auto seq, GetOptNotNull<int64_t>(j, "sequence-number", what));
+  s->sequence_number = seq.value_or(0);  // v1 snapshots have none: they read as 0 (v2+: checked by the table)
   ARROW_ASSIGN_OR_RAISE(s->timestamp_ms, Get<int64_t>(j, "timestamp-ms", what));
   if (j.contains("manifest-list")) {
     ARROW_ASSIGN_OR_RAISE(s->manifest_list, Get<std::string>(j, "manifest-list", what));
@@ -268,9 +279,9 @@ Result<SnapshotPtr> SnapshotFromJson(const json& j) {
     for (const auto& [k, v] : it->items()) s->summary[k] = v.is_string() ? v.get<std::string>() : v.dump();
   }
   if (!s->summary.count("operation")) s->summary["operation"] = kOperationOverwrite;  // v1 may omit it
-  ARROW_ASSIGN_OR_RAISE(s->schema_id, GetOpt<int32_t>(j, "schema-id", what));
-  ARROW_ASSIGN_OR_RAISE(s->first_row_id, GetOpt<int64_t>(j, "first-row-id", what));
-  ARROW_ASSIGN_OR_RAISE(s->added_rows, GetOpt<int64_t>(j, "added-rows", what));
+  ARROW_ASSIGN_OR_RAISE(s->schema_id, GetOptNotNull<int32_t>(j, "schema-id", what));
+  ARROW_ASSIGN_OR_RAISE(s->first_row_id, GetOptNotNull<int64_t>(j, "first-row-id", what));
+  ARROW_ASSIGN_OR_RAISE(s->added_rows, GetOptNotNull<int64_t>(j, "added-rows", what));
   ARROW_ASSIGN_OR_RAISE(s->key_id, GetOpt<int64_t>(j, "key-id", what));
   return SnapshotPtr(s);
 }
@@ -350,12 +361,12 @@ Result<std::shared_ptr<TableMetadata>> TableMetadataFromJson(const json& j) {
                        kMinFormatVersion, kMaxFormatVersion);
   }
   const bool v1 = m->format_version == 1;
-  ARROW_ASSIGN_OR_RAISE(auto uuid, GetOpt<std::string>(j, "table-uuid", kWhat));
+  ARROW_ASSIGN_OR_RAISE(auto uuid, GetOptNotNull<std::string>(j, "table-uuid", kWhat));
   if (!uuid && !v1) return Corrupt("table metadata is missing 'table-uuid'");
   m->table_uuid = uuid.value_or("");
   ARROW_ASSIGN_OR_RAISE(m->location, Get<std::string>(j, "location", kWhat));
   if (v1) {
-    ARROW_ASSIGN_OR_RAISE(auto seq, GetOpt<int64_t>(j, "last-sequence-number", kWhat));
+    ARROW_ASSIGN_OR_RAISE(auto seq, GetOptNotNull<int64_t>(j, "last-sequence-number", kWhat));
     m->last_sequence_number = seq.value_or(0);
   } else {
     ARROW_ASSIGN_OR_RAISE(m->last_sequence_number, Get<int64_t>(j, "last-sequence-number", kWhat));
@@ -392,7 +403,7 @@ Result<std::shared_ptr<TableMetadata>> TableMetadataFromJson(const json& j) {
   } else {
     return Corrupt("table metadata is missing 'partition-specs'");
   }
-  ARROW_ASSIGN_OR_RAISE(auto last_pid, GetOpt<int32_t>(j, "last-partition-id", kWhat));
+  ARROW_ASSIGN_OR_RAISE(auto last_pid, GetOptNotNull<int32_t>(j, "last-partition-id", kWhat));
   if (!last_pid && !v1) return Corrupt("table metadata is missing 'last-partition-id'");
   int32_t max_pid = kUnpartitionedLastAssignedId;
   for (const auto& s : m->partition_specs) max_pid = std::max(max_pid, s->LastAssignedFieldId());
@@ -418,6 +429,13 @@ Result<std::shared_ptr<TableMetadata>> TableMetadataFromJson(const json& j) {
   if (auto it = j.find("snapshots"); it != j.end() && it->is_array()) {
     for (const auto& sj : *it) {
       LS_ASSIGN_OR_RAISE_CTX(auto s, SnapshotFromJson(sj), "table metadata 'snapshots'");
+      // Required from v2 on (spec "Snapshots"): without it the snapshot's data and deletes would
+      // read with sequence number 0 and deletes would apply to the wrong files.
+      if (!v1 && !sj.contains("sequence-number")) {
+        return Corrupt("table metadata 'snapshots': snapshot {} is missing 'sequence-number' (required in "
+                       "format version {})",
+                       s->snapshot_id, m->format_version);
+      }
       m->snapshots.push_back(s);
     }
   }
