@@ -11,7 +11,7 @@
 #include "lakesync/iceberg/write/equality_delete_writer.h"
 #include "lakesync/iceberg/write/file_namer.h"
 #include "lakesync/iceberg/write/position_delete_writer.h"
-#include "lakesync/table/delete_loader.h"
+#include "lakesync/iceberg/scan/delete_loader.h"
 #include "lakesync/table/scan.h"
 
 namespace lakesync::table {
@@ -78,7 +78,7 @@ Result<WrittenDeletes> PositionDeletes::WriteDeletionVectors(std::vector<std::st
   puffin::DeletionVectorWriterOptions options;
   options.lakesync_version = LAKESYNC_VERSION;
   ARROW_ASSIGN_OR_RAISE(auto writer, puffin::DeletionVectorWriter::Make(out, options));
-  DeleteLoader loader(table_->io(), m.Schema());
+  iceberg::DeleteLoader loader(table_->io(), m.Schema());
   std::vector<const Target*> order;
   for (auto& [path, target] : targets_) {
     // Merge with the vector the data file already has: one live vector per data file.

@@ -93,9 +93,8 @@ class DeleteIndex {
  private:
   // Uses the file_path bounds of a position delete file to skip data files it cannot reference.
   static bool MayReference(const DataFile& deletes, const std::string& path) {
-    constexpr int32_t kFilePathId = 2147483546;
-    auto lo = deletes.lower_bounds.find(kFilePathId);
-    auto hi = deletes.upper_bounds.find(kFilePathId);
+    auto lo = deletes.lower_bounds.find(iceberg::kDeleteFilePathFieldId);
+    auto hi = deletes.upper_bounds.find(iceberg::kDeleteFilePathFieldId);
     if (lo != deletes.lower_bounds.end() && path < lo->second) return false;
     // Upper bounds may be truncated prefixes: only compare the prefix length.
     if (hi != deletes.upper_bounds.end() && path.compare(0, hi->second.size(), hi->second) > 0) return false;

@@ -1,0 +1,181 @@
+#include "lakesync/iceberg/scan/delete_loader.h"
+
+#include <arrow/array.h>
+#include <arrow/record_batch.h>
+#include <arrow/type.h>
+
+#include <algorithm>
+
+#include "lakesync/formats/parquet/parquet_data_reader.h"
+#include "lakesync/formats/puffin/deletion_vector_file.h"
+
+namespace lakesync::iceberg {
+namespace {
+
+// How many unions of equality delete files a loader keeps (see merged_).
+constexpr size_t kMergedSetsKept = 4;
+
+}  // namespace
+
+std::map<int32_t, Literal> IdentityPartitionValues(const DataFile& file, const PartitionSpec* spec) {
+  std::map<int32_t, Literal> out;
+  if (spec == nullptr) return out;
+  const auto& fields = spec->fields();
+  for (size_t i = 0; i < fields.size() && i < file.partition.size(); ++i) {
+    if (fields[i].transform.kind() != Transform::Kind::kIdentity || file.partition[i].is_null()) continue;
+    // Two identity fields of one source hold the same value; the first wins.
+    out.emplace(fields[i].source_id, file.partition[i]);
+  }
+  return out;
+}
+
+Result<std::shared_ptr<const DeleteLoader::PositionsByFile>> DeleteLoader::LoadPositionDeleteFile(
+    const DataFilePtr& file) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = position_files_.find(file->file_path); it != position_files_.end()) return it->second;
+  }
+  if (file->file_format != FileFormat::kParquet) {
+    return Unsupported("position delete file {} is {}; lakesync reads Parquet delete files", file->file_path,
+                       FileFormatName(file->file_format));
+  }
+  auto positions = std::make_shared<PositionsByFile>();
+  LS_ASSIGN_OR_RAISE_CTX(auto input, io_->OpenInput(file->file_path, file->file_size_in_bytes),
+                         "reading position delete file {}", file->file_path);
+  LS_ASSIGN_OR_RAISE_CTX(auto reader,
+                         parquet_io::ParquetDataReader::Open(std::move(input), file->file_path, PositionDeleteSchema()),
+                         "reading position delete file");
+  while (true) {
+    LS_ASSIGN_OR_RAISE_CTX(auto batch, reader->Next(), "reading position delete file {}", file->file_path);
+    if (!batch) break;
+    const auto& paths = *batch->batch->column(0);
+    const auto& pos = static_cast<const arrow::Int64Array&>(*batch->batch->column(1));
+    for (int64_t i = 0; i < batch->batch->num_rows(); ++i) {
+      std::string_view path = paths.type_id() == arrow::Type::LARGE_STRING
+                                  ? static_cast<const arrow::LargeStringArray&>(paths).GetView(i)
+                                  : static_cast<const arrow::StringArray&>(paths).GetView(i);
+      auto it = positions->find(path);
+      if (it == positions->end()) it = positions->emplace(std::string(path), puffin::PositionBitmap()).first;
+      LS_RETURN_NOT_OK_CTX(it->second.Add(pos.Value(i)), "position delete file {}, row {}", file->file_path,
+                           batch->first_row_position + i);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  position_files_[file->file_path] = positions;
+  return std::shared_ptr<const PositionsByFile>(positions);
+}
+
+Result<puffin::PositionBitmap> DeleteLoader::DeletedPositions(const std::string& data_file,
+                                                              const DataFilePtr& deletion_vector,
+                                                              const std::vector<DataFilePtr>& position_deletes) {
+  puffin::PositionBitmap deleted;
+  if (deletion_vector) {
+    const auto& dv = *deletion_vector;
+    if (!dv.content_offset || !dv.content_size_in_bytes) {
+      return Corrupt("deletion vector for {} in {} lacks content_offset/content_size_in_bytes", data_file,
+                     dv.file_path);
+    }
+    LS_ASSIGN_OR_RAISE_CTX(auto input, io_->OpenInput(dv.file_path, dv.file_size_in_bytes),
+                           "reading the deletion vector of {}", data_file);
+    LS_ASSIGN_OR_RAISE_CTX(deleted,
+                           puffin::ReadDeletionVector(*input, *dv.content_offset, *dv.content_size_in_bytes,
+                                                      dv.record_count),
+                           "reading the deletion vector of {} from {}", data_file, dv.file_path);
+  }
+  for (const auto& file : position_deletes) {
+    ARROW_ASSIGN_OR_RAISE(auto by_file, LoadPositionDeleteFile(file));
+    if (auto it = by_file->find(data_file); it != by_file->end()) deleted.Or(it->second);
+  }
+  return deleted;
+}
+
+Result<std::shared_ptr<const EqualityDeleteSet>> DeleteLoader::EqualityDeletes(const DataFilePtr& file) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = equality_files_.find(file->file_path); it != equality_files_.end()) return it->second;
+  }
+  if (file->file_format != FileFormat::kParquet) {
+    return Unsupported("equality delete file {} is {}; lakesync reads Parquet delete files", file->file_path,
+                       FileFormatName(file->file_format));
+  }
+  auto set = std::make_shared<EqualityDeleteSet>();
+  set->field_ids = file->equality_ids;
+  if (set->field_ids.empty()) return Corrupt("equality delete file {} has no equality_ids", file->file_path);
+  std::vector<NestedField> fields;
+  for (int32_t id : set->field_ids) {
+    if (schema_->TopLevelIndex(id) < 0) {
+      if (!schema_->FindFieldById(id)) {
+        return Unsupported("equality delete file {} uses field id {}, which is not in the table schema",
+                           file->file_path, id);
+      }
+      return Unsupported("equality delete file {} deletes by nested field '{}'; lakesync supports top-level "
+                         "equality columns", file->file_path, schema_->FindColumnName(id));
+    }
+    fields.push_back(schema_->fields()[static_cast<size_t>(schema_->TopLevelIndex(id))]);
+  }
+  // Read in the table schema's types and equality_ids order, whatever the file's own column order:
+  // data rows are read the same way, so equal values encode alike.
+  auto read_schema = std::make_shared<const Schema>(0, fields);
+  parquet_io::ParquetReadOptions options;
+  auto spec = specs_.find(file->spec_id);
+  options.constants = IdentityPartitionValues(*file, spec == specs_.end() ? nullptr : spec->second.get());
+  LS_ASSIGN_OR_RAISE_CTX(auto input, io_->OpenInput(file->file_path, file->file_size_in_bytes),
+                         "reading equality delete file {}", file->file_path);
+  LS_ASSIGN_OR_RAISE_CTX(auto reader, parquet_io::ParquetDataReader::Open(std::move(input), file->file_path,
+                                                                          read_schema, std::move(options)),
+                         "reading equality delete file");
+  while (true) {
+    LS_ASSIGN_OR_RAISE_CTX(auto batch, reader->Next(), "reading equality delete file {}", file->file_path);
+    if (!batch) break;
+    ARROW_ASSIGN_OR_RAISE(auto keys, KeyColumns::Make(batch->batch->columns()));
+    set->keys.Insert(keys);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  equality_files_[file->file_path] = set;
+  return std::shared_ptr<const EqualityDeleteSet>(set);
+}
+
+Result<std::vector<std::shared_ptr<const EqualityDeleteSet>>> DeleteLoader::MergedEqualityDeletes(
+    const std::vector<DataFilePtr>& files) {
+  std::vector<std::shared_ptr<const EqualityDeleteSet>> out;
+  // Group by equality ids; a group of one file is that file's set.
+  std::map<std::vector<int32_t>, std::vector<DataFilePtr>> by_columns;
+  for (const auto& f : files) by_columns[f->equality_ids].push_back(f);
+  for (auto& [ids, group] : by_columns) {
+    if (group.size() == 1) {
+      ARROW_ASSIGN_OR_RAISE(auto set, EqualityDeletes(group.front()));
+      out.push_back(std::move(set));
+      continue;
+    }
+    std::vector<std::string> paths;
+    for (const auto& f : group) paths.push_back(f->file_path);
+    std::sort(paths.begin(), paths.end());
+    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = std::find_if(merged_.begin(), merged_.end(), [&](const auto& e) { return e.first == paths; });
+      if (it != merged_.end()) {
+        out.push_back(it->second);
+        continue;
+      }
+    }
+    std::vector<std::shared_ptr<const EqualityDeleteSet>> sets;
+    size_t total = 0;
+    for (const auto& f : group) {
+      ARROW_ASSIGN_OR_RAISE(auto set, EqualityDeletes(f));
+      total += set->keys.size();
+      sets.push_back(std::move(set));
+    }
+    auto merged = std::make_shared<EqualityDeleteSet>();
+    merged->field_ids = ids;
+    merged->keys.Reserve(total);
+    for (const auto& set : sets) merged->keys.Merge(set->keys);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (merged_.size() >= kMergedSetsKept) merged_.erase(merged_.begin());
+    merged_.emplace_back(paths, merged);
+    out.push_back(std::move(merged));
+  }
+  return out;
+}
+
+}  // namespace lakesync::iceberg
