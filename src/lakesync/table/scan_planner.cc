@@ -11,7 +11,7 @@
 #include "lakesync/iceberg/expr/metrics_evaluator.h"
 #include "lakesync/iceberg/expr/parser.h"
 #include "lakesync/iceberg/expr/partition_evaluator.h"
-#include "lakesync/iceberg/manifest/manifest_list.h"
+#include "lakesync/iceberg/manifest/snapshot_manifests.h"
 #include "lakesync/iceberg/manifest/manifest_reader.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
 #include "lakesync/table/scan.h"
@@ -191,9 +191,8 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
   }
   const auto& m = *table_->metadata();
   auto& io = *table_->io();
-  LS_ASSIGN_OR_RAISE_CTX(std::string list_bytes, io.ReadAll(snapshot_->manifest_list),
-                         "reading the manifest list of snapshot {}", snapshot_->snapshot_id);
-  ARROW_ASSIGN_OR_RAISE(auto list, iceberg::ReadManifestList(list_bytes, snapshot_->manifest_list));
+  LS_ASSIGN_OR_RAISE_CTX(auto manifests, iceberg::ReadSnapshotManifests(io, m, *snapshot_),
+                         "reading the manifests of snapshot {}", snapshot_->snapshot_id);
 
   const bool filtered = state_->filter.op() != iceberg::Operation::kTrue;
   std::map<int32_t, std::optional<iceberg::ManifestEvaluator>> manifest_evaluators;
@@ -203,7 +202,7 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
 
   DeleteIndex deletes;
   std::vector<std::pair<int64_t, DataFilePtr>> data_files;
-  for (const auto& manifest : list.manifests) {
+  for (const auto& manifest : manifests) {
     ++stats_.manifests;
     auto spec = m.SpecById(manifest.partition_spec_id);
     const bool is_data = manifest.content == ManifestContent::kData;

@@ -14,6 +14,7 @@
 #include "lakesync/common/version.h"
 #include "lakesync/iceberg/commit/table_update.h"
 #include "lakesync/iceberg/manifest/manifest_list.h"
+#include "lakesync/iceberg/manifest/snapshot_manifests.h"
 #include "lakesync/iceberg/manifest/manifest_reader.h"
 #include "lakesync/iceberg/manifest/manifest_writer.h"
 
@@ -99,12 +100,9 @@ struct SummaryCounts {
 Result<LiveEntries> ReadLiveEntries(const io::FileIO& io, const iceberg::TableMetadata& metadata,
                                     const iceberg::Snapshot& snapshot, bool include_data, bool include_deletes) {
   LiveEntries out;
-  LS_ASSIGN_OR_RAISE_CTX(std::string list_bytes, io.ReadAll(snapshot.manifest_list),
-                         "reading the manifest list of snapshot {}", snapshot.snapshot_id);
-  LS_ASSIGN_OR_RAISE_CTX(auto list, iceberg::ReadManifestList(list_bytes, snapshot.manifest_list),
-                         "reading the manifest list of snapshot {}", snapshot.snapshot_id);
-  out.manifests = list.manifests;
-  for (const auto& manifest : list.manifests) {
+  LS_ASSIGN_OR_RAISE_CTX(out.manifests, iceberg::ReadSnapshotManifests(io, metadata, snapshot),
+                         "reading the manifests of snapshot {}", snapshot.snapshot_id);
+  for (const auto& manifest : out.manifests) {
     const bool is_data = manifest.content == ManifestContent::kData;
     if ((is_data && !include_data) || (!is_data && !include_deletes)) continue;
     LS_ASSIGN_OR_RAISE_CTX(std::string bytes, io.ReadAll(manifest.manifest_path), "reading manifest");
@@ -169,10 +167,8 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   if (parent && (need_data || need_deletes)) {
     ARROW_ASSIGN_OR_RAISE(live, ReadLiveEntries(*table_->io(), base, *parent, need_data, need_deletes));
   } else if (parent) {
-    LS_ASSIGN_OR_RAISE_CTX(std::string list_bytes, table_->io()->ReadAll(parent->manifest_list),
-                           "reading the manifest list of snapshot {}", parent->snapshot_id);
-    ARROW_ASSIGN_OR_RAISE(auto list, iceberg::ReadManifestList(list_bytes, parent->manifest_list));
-    live.manifests = list.manifests;
+    LS_ASSIGN_OR_RAISE_CTX(live.manifests, iceberg::ReadSnapshotManifests(*table_->io(), base, *parent),
+                           "reading the manifests of snapshot {}", parent->snapshot_id);
   }
 
   // Live data files and deletion vectors of the base, for the built-in checks.
