@@ -284,7 +284,8 @@ Result<CommitFilesResult> CommitFiles(const std::shared_ptr<table::Table>& table
                         ErrorFlag::kAlreadyApplied);
       }
     }
-    for (const auto* set : {&files.resolved_data_files, &resolved}) {
+    const std::set<std::string>* sets[] = {&files.resolved_data_files, &resolved};
+    for (const auto* set : sets) {
       if (set->empty()) continue;
       ARROW_ASSIGN_OR_RAISE(auto live, base.live_data_files());
       for (const auto& f : *set) {

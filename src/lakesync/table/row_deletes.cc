@@ -83,7 +83,7 @@ Result<WrittenDeletes> PositionDeletes::WriteDeletionVectors(std::vector<std::st
   const std::string location =
       io::JoinLocation(DataLocation(m), fmt::format("{}-deletes.puffin", iceberg::NewUuid()));
   ARROW_ASSIGN_OR_RAISE(auto out, table_->io()->OpenOutput(location));
-  deletes.written.push_back(location);
+  written.push_back(location);
   puffin::DeletionVectorWriterOptions options;
   options.lakesync_version = LAKESYNC_VERSION;
   ARROW_ASSIGN_OR_RAISE(auto writer, puffin::DeletionVectorWriter::Make(out, options));
@@ -140,7 +140,7 @@ Result<WrittenDeletes> PositionDeletes::WritePositionDeleteFiles(std::vector<std
     options.partition = first.partition;
     options.properties = m.properties;
     ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::PositionDeleteWriter::Make(options));
-    deletes.written.push_back(options.location);
+    written.push_back(options.location);
     for (const Target* t : targets) {
       ARROW_RETURN_NOT_OK(writer->DeletePositions(t->data_file->file_path, t->positions.ToVector()));
     }
