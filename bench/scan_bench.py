@@ -21,6 +21,8 @@ One run:
        pyiceberg       table.scan(snapshot_id=...).to_arrow() through lakesync's SQLite catalog
        duckdb          SELECT * FROM iceberg_scan(...) fetched as an Arrow table (full materialisation)
        duckdb-count    SELECT count(*) FROM iceberg_scan(...) (reference only: may skip decoding)
+       lakesync-base   the same as lakesync, from another build (--baseline-build-dir): a change's
+                       before/after in one run, e.g. main's build against a branch's
   5. prints medians with their spread, the ratios, and writes everything to bench/results/.
 
     .venv/bin/python bench/scan_bench.py --rows 10000000 --repeat 3
@@ -48,7 +50,7 @@ TABLE = "bench.scan"
 LEVELS = [("0%", None), ("1%", "key < 10"), ("10%", "key < 100")]
 DELETE_KEY_BOUND = {"0%": 0, "1%": 10, "10%": 100}
 ENGINES = ["lakesync", "ls-reader", "arrow-floor", "arrow-file", "pyarrow", "pyiceberg", "duckdb", "duckdb-count"]
-CPP_MODES = {"lakesync": ["lakesync"], "ls-reader": ["reader"], "arrow-floor": ["arrow"],
+CPP_MODES = {"lakesync": ["lakesync"], "lakesync-base": ["lakesync"], "ls-reader": ["reader"], "arrow-floor": ["arrow"],
              "arrow-file": ["arrow", "--whole-file"]}
 PLAIN_READERS = ("arrow-floor", "arrow-file", "ls-reader", "pyarrow")  # no deletes: every row of the files
 
@@ -244,8 +246,10 @@ def fetch_arrow_table(rel):
 # The orchestrator.
 
 class Runner:
-    def __init__(self, build: Path, state: dict, plan: dict, batch_rows: int, no_threads: bool):
+    def __init__(self, build: Path, state: dict, plan: dict, batch_rows: int, no_threads: bool,
+                 baseline: Path | None = None):
         self.build = build
+        self.baseline = baseline
         self.state = state
         self.plan = plan
         self.batch_rows = batch_rows
@@ -255,7 +259,8 @@ class Runner:
     def run(self, engine: str, level: str, checksum: bool = False) -> dict:
         snapshot_id = self.state["snapshots"][level]
         if engine in CPP_MODES:
-            cmd = [str(self.build / "scan_bench"), "--mode", *CPP_MODES[engine], "--table", TABLE,
+            build = self.baseline if engine == "lakesync-base" else self.build
+            cmd = [str(build / "scan_bench"), "--mode", *CPP_MODES[engine], "--table", TABLE,
                    "--snapshot-id", str(snapshot_id), "--batch-rows", str(self.batch_rows)]
             if self.no_threads:
                 cmd.append("--no-threads")
@@ -279,8 +284,9 @@ def instructions(runner: Runner, engine: str, level: str) -> int:
     the count does not change with what else runs on the machine. The readers run single-threaded
     here: callgrind's collection switch (scan_bench.cc) only covers the thread that flips it."""
     snapshot_id = runner.state["snapshots"][level]
+    build = runner.baseline if engine == "lakesync-base" else runner.build
     cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--callgrind-out-file=/dev/null",
-           str(runner.build / "scan_bench"), "--mode", *CPP_MODES[engine], "--table", TABLE,
+           str(build / "scan_bench"), "--mode", *CPP_MODES[engine], "--table", TABLE,
            "--snapshot-id", str(snapshot_id), "--batch-rows", str(runner.batch_rows), "--no-threads"]
     proc = subprocess.run(cmd, env=runner.env, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -298,11 +304,11 @@ def expected_rows(state: dict, engine: str, level: str) -> int:
     return state["expected"][level]["rows"]
 
 
-def validate(runner: Runner, state: dict) -> None:
+def validate(runner: Runner, state: dict, engines: list[str]) -> None:
     """Every reader, every level, once (also warms the page cache): rows and the id checksum."""
     full = state["expected"]["0%"]
     for level, _ in LEVELS:
-        for engine in ENGINES:
+        for engine in engines:
             result = runner.run(engine, level, checksum=True)
             want = expected_rows(state, engine, level)
             if result["rows"] != want:
@@ -353,13 +359,13 @@ def machine() -> dict:
             "loadavg_at_start": os.getloadavg()}
 
 
-def print_table(summary: dict) -> None:
+def print_table(summary: dict, engines: list[str]) -> None:
     header = (f"{'level':>5} {'engine':<13} {'wall med':>9} {'wall min..max':>14} {'cpu med':>8} "
               f"{'cpu min..max':>13} {'rss MiB':>8} {'rows':>11}")
     print(header)
     print("-" * len(header))
     for level, _ in LEVELS:
-        for engine in ENGINES:
+        for engine in engines:
             s = summary[level][engine]
             wall = f"{s['wall_min_s']:.2f}..{s['wall_max_s']:.2f}"
             cpu = f"{s['cpu_min_s']:.2f}..{s['cpu_max_s']:.2f}"
@@ -373,6 +379,13 @@ def print_table(summary: dict) -> None:
         print(f"{level:>5} {r['lakesync_over_floor']:>15.3f} {r['lakesync_over_floor_cpu']:>7.3f} "
               f"{r['reader_over_floor']:>16.3f} {r['pyiceberg_over_lakesync']:>19.2f} "
               f"{r['duckdb_over_lakesync']:>16.2f} {r['arrow_file_over_floor']:>17.3f} {r['pyarrow_over_floor']:>14.3f}")
+    if "lakesync-base" in engines:
+        print()
+        print(f"{'level':>5} {'lakesync/lakesync-base':>23} {'(cpu)':>7} {'lakesync-base/floor':>20} {'(cpu)':>7}")
+        for level, _ in LEVELS:
+            r = summary[level]["ratios"]
+            print(f"{level:>5} {r['lakesync_over_base']:>23.3f} {r['lakesync_over_base_cpu']:>7.3f} "
+                  f"{r['base_over_floor']:>20.3f} {r['base_over_floor_cpu']:>7.3f}")
 
 
 def main() -> None:
@@ -385,6 +398,8 @@ def main() -> None:
     parser.add_argument("--build-dir", type=Path,
                         default=Path(os.environ.get("LAKESYNC_BUILD_DIR", REPO / "build")),
                         help="holds the lakesync and scan_bench binaries (default $LAKESYNC_BUILD_DIR or build/)")
+    parser.add_argument("--baseline-build-dir", type=Path,
+                        help="another build's scan_bench, timed as lakesync-base next to lakesync (before/after)")
     parser.add_argument("--batch-rows", type=int, default=64 * 1024)
     parser.add_argument("--no-threads", action="store_true", help="C++ readers decode on one thread")
     parser.add_argument("--callgrind", action="store_true",
@@ -400,6 +415,10 @@ def main() -> None:
     for binary in ("lakesync", "scan_bench"):
         if not (build / binary).exists():
             raise SystemExit(f"{build / binary} is missing: build the lakesync and scan_bench targets")
+    baseline = args.baseline_build_dir.resolve() if args.baseline_build_dir else None
+    if baseline is not None and not (baseline / "scan_bench").exists():
+        raise SystemExit(f"{baseline / 'scan_bench'} is missing: build the scan_bench target there")
+    engines = ENGINES + (["lakesync-base"] if baseline else [])
     work = (args.work_dir or Path(f"/tmp/lakesync-scan-bench-{args.rows}")).resolve()
     state = set_up(work, build, args.rows, args.seed, args.keep)
     env = dict(os.environ, LAKESYNC_WAREHOUSE=state["warehouse"])
@@ -408,15 +427,15 @@ def main() -> None:
     total_bytes = sum(f["file_size_in_bytes"] for f in plan["files"])
     print(f"table: {len(plan['files'])} data file(s), {total_bytes / 2**20:.0f} MiB of Parquet")
 
-    runner = Runner(build, state, plan, args.batch_rows, args.no_threads)
+    runner = Runner(build, state, plan, args.batch_rows, args.no_threads, baseline)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     host = machine()
-    validate(runner, state)
+    validate(runner, state, engines)
 
-    samples: dict[str, dict[str, list]] = {level: {e: [] for e in ENGINES} for level, _ in LEVELS}
+    samples: dict[str, dict[str, list]] = {level: {e: [] for e in engines} for level, _ in LEVELS}
     for round_ in range(args.repeat):
         for level, _ in LEVELS:
-            for engine in ENGINES:
+            for engine in engines:
                 result = runner.run(engine, level)
                 want = expected_rows(state, engine, level)
                 if result["rows"] != want:
@@ -426,7 +445,7 @@ def main() -> None:
 
     summary = {}
     for level, _ in LEVELS:
-        s = {engine: summarize(samples[level][engine]) for engine in ENGINES}
+        s = {engine: summarize(samples[level][engine]) for engine in engines}
         med = lambda e: s[e]["wall_median_s"]
         s["ratios"] = {
             "lakesync_over_floor": med("lakesync") / med("arrow-floor"),
@@ -438,23 +457,33 @@ def main() -> None:
             "pyarrow_over_floor": med("pyarrow") / med("arrow-floor"),
             "arrow_file_over_floor": med("arrow-file") / med("arrow-floor"),
         }
+        if baseline:
+            cpu = lambda e: s[e]["cpu_median_s"]
+            s["ratios"].update({
+                "lakesync_over_base": med("lakesync") / med("lakesync-base"),
+                "lakesync_over_base_cpu": cpu("lakesync") / cpu("lakesync-base"),
+                "base_over_floor": med("lakesync-base") / med("arrow-floor"),
+                "base_over_floor_cpu": cpu("lakesync-base") / cpu("arrow-floor"),
+            })
         summary[level] = s
     counts = {}
     if args.callgrind:
         if shutil.which("valgrind") is None:
             raise SystemExit("--callgrind needs valgrind on PATH")
+        counted = ("arrow-floor", "ls-reader", "lakesync") + (("lakesync-base",) if baseline else ())
         for level, _ in LEVELS:
-            counts[level] = {engine: instructions(runner, engine, level)
-                             for engine in ("arrow-floor", "ls-reader", "lakesync")}
+            counts[level] = {engine: instructions(runner, engine, level) for engine in counted}
             floor = counts[level]["arrow-floor"]
             counts[level]["lakesync_over_floor"] = counts[level]["lakesync"] / floor
             counts[level]["reader_over_floor"] = counts[level]["ls-reader"] / floor
-            print(f"instructions at {level}: " + ", ".join(f"{e} {counts[level][e]:,}"
-                                                           for e in ("arrow-floor", "ls-reader", "lakesync")) +
-                  f"; lakesync/floor {counts[level]['lakesync_over_floor']:.3f}")
+            line = f"; lakesync/floor {counts[level]['lakesync_over_floor']:.3f}"
+            if baseline:
+                counts[level]["lakesync_over_base"] = counts[level]["lakesync"] / counts[level]["lakesync-base"]
+                line += f", lakesync/lakesync-base {counts[level]['lakesync_over_base']:.4f}"
+            print(f"instructions at {level}: " + ", ".join(f"{e} {counts[level][e]:,}" for e in counted) + line)
 
     print()
-    print_table(summary)
+    print_table(summary, engines)
     goals = {level: {"within_1.15x_of_floor": summary[level]["ratios"]["lakesync_over_floor"] <= 1.15,
                      "within_1.15x_of_floor_cpu": summary[level]["ratios"]["lakesync_over_floor_cpu"] <= 1.15,
                      "3x_faster_than_pyiceberg": summary[level]["ratios"]["pyiceberg_over_lakesync"] >= 3.0}
@@ -471,7 +500,8 @@ def main() -> None:
     out.write_text(json.dumps({
         "started": started, "command": " ".join([Path(sys.executable).name, *sys.argv]), "machine": host,
         "loadavg_at_end": os.getloadavg(), "rows": args.rows, "repeat": args.repeat, "batch_rows": args.batch_rows,
-        "use_threads": not args.no_threads, "snapshots": state["snapshots"], "expected": state["expected"],
+        "use_threads": not args.no_threads, "baseline_build_dir": str(baseline) if baseline else None,
+        "snapshots": state["snapshots"], "expected": state["expected"],
         "plan": {"data_files": len(plan["files"]), "bytes": total_bytes, "files": plan["files"]},
         "summary": summary, "goals": goals, "instructions": counts, "samples": samples}, indent=2))
     print(f"\nresults: {out}")

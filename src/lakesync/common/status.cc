@@ -9,14 +9,24 @@ constexpr char kDetailTypeId[] = "lakesync::ErrorKindDetail";
 
 class ErrorKindDetail : public arrow::StatusDetail {
  public:
-  explicit ErrorKindDetail(ErrorKind kind) : kind_(kind) {}
+  explicit ErrorKindDetail(ErrorKind kind, uint32_t flags = 0) : kind_(kind), flags_(flags) {}
   const char* type_id() const override { return kDetailTypeId; }
   std::string ToString() const override { return std::string(ErrorKindName(kind_)); }
   ErrorKind kind() const { return kind_; }
+  uint32_t flags() const { return flags_; }
 
  private:
   ErrorKind kind_;
+  uint32_t flags_;
 };
+
+const ErrorKindDetail* DetailOf(const Status& status) {
+  auto detail = status.detail();
+  if (detail && std::string_view(detail->type_id()) == kDetailTypeId) {
+    return static_cast<const ErrorKindDetail*>(detail.get());
+  }
+  return nullptr;
+}
 
 arrow::StatusCode CodeFor(ErrorKind kind) {
   switch (kind) {
@@ -86,9 +96,22 @@ Status WithContext(const Status& status, std::string_view context) {
   return Status(status.code(), std::string(context) + ": " + status.message(), status.detail());
 }
 
+Status WithFlag(const Status& status, ErrorFlag flag) {
+  if (status.ok()) return status;
+  const ErrorKindDetail* detail = DetailOf(status);
+  const uint32_t flags = (detail ? detail->flags() : 0) | static_cast<uint32_t>(flag);
+  return Status(status.code(), status.message(), std::make_shared<ErrorKindDetail>(KindOf(status), flags));
+}
+
+bool HasFlag(const Status& status, ErrorFlag flag) {
+  const ErrorKindDetail* detail = DetailOf(status);
+  return detail != nullptr && (detail->flags() & static_cast<uint32_t>(flag)) != 0;
+}
+
 bool IsRetryable(const Status& status) {
   const ErrorKind kind = KindOf(status);
-  return kind == ErrorKind::kCommitConflict || kind == ErrorKind::kUnavailable;
+  return (kind == ErrorKind::kCommitConflict || kind == ErrorKind::kUnavailable) &&
+         !HasFlag(status, ErrorFlag::kNotRetryable);
 }
 
 }  // namespace lakesync

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,6 +36,21 @@ enum class ErrorKind {
 };
 
 std::string_view ErrorKindName(ErrorKind kind);
+
+// Facts about an error that callers decide on, carried in the status detail next to its kind (never
+// in the message text, which context rewrites on the way up).
+enum class ErrorFlag : uint32_t {
+  // Retrying the same operation cannot succeed: e.g. a commit conflict that the table's new state
+  // explains (a file this commit removes was removed concurrently).
+  kNotRetryable = 1u << 0,
+  // The work was already done by someone else: e.g. a sink commit whose source position another
+  // writer committed first (exactly-once: the caller skips instead of failing).
+  kAlreadyApplied = 1u << 1,
+};
+
+// `status` with `flag` set (kind and message unchanged). OK stays OK.
+Status WithFlag(const Status& status, ErrorFlag flag);
+bool HasFlag(const Status& status, ErrorFlag flag);
 
 // The kind of an error status: from our detail if present, otherwise derived from Arrow's code.
 ErrorKind KindOf(const Status& status);
@@ -85,6 +101,7 @@ Status NamespaceNotEmpty(fmt::format_string<Args...> f, Args&&... args) {
 // Prefixes context ("reading s3://b/t/metadata/v3.metadata.json: ") and keeps the kind.
 Status WithContext(const Status& status, std::string_view context);
 
+// A commit conflict or an unavailable service, unless marked kNotRetryable.
 bool IsRetryable(const Status& status);
 
 }  // namespace lakesync

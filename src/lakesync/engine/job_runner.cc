@@ -82,8 +82,10 @@ bool AllSkipped(const sink::ApplyResult& r) {
 
 bool IsTransient(const lakesync::Status& status) {
   switch (KindOf(status)) {
+    // Not kCommitConflict: the commit loop (table::SnapshotUpdate) owns commit retries and has spent
+    // the table's retry budget when a conflict gets here; running the whole job again would nest a
+    // second retry loop around it.
     case ErrorKind::kUnavailable:
-    case ErrorKind::kCommitConflict:
     case ErrorKind::kIO:
     // Safe to run again: if the commit did land, the next attempt finds its position and skips.
     case ErrorKind::kCommitStateUnknown:

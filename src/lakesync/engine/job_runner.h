@@ -108,7 +108,8 @@ class JobRunner {
   std::unique_ptr<ChangeSource> source_;
 };
 
-// Transient: worth retrying (object store or catalog unavailable, commit conflicts, I/O hiccups).
+// Transient: worth running again (object store or catalog unavailable, I/O hiccups, a commit whose
+// outcome is unknown). Commit conflicts are not: the commit loop has retried them already.
 bool IsTransient(const lakesync::Status& status);
 
 }  // namespace lakesync::engine

@@ -54,7 +54,7 @@ Result<KernelResult> CollapseInMemory(const std::shared_ptr<arrow::RecordBatch>&
   ARROW_ASSIGN_OR_RAISE(auto order_array, cp::SortIndices(arrow::Datum(sort_batch), cp::SortOptions(sort_keys)));
   const uint64_t* order = std::static_pointer_cast<arrow::UInt64Array>(order_array)->raw_values();
   const int8_t* ranks = std::static_pointer_cast<arrow::Int8Array>(prepared->column(rank_position))->raw_values();
-  ARROW_ASSIGN_OR_RAISE(auto keys, KeyView::Make(key_arrays));
+  ARROW_ASSIGN_OR_RAISE(auto keys, iceberg::KeyColumns::Make(key_arrays));
 
   KernelResult result;
   std::vector<uint64_t> write_rows;

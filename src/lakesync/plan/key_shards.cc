@@ -36,7 +36,7 @@ Result<std::vector<int32_t>> KeyShards(const arrow::RecordBatch& batch, const st
   }
   std::vector<int32_t> shards(static_cast<size_t>(batch.num_rows()), 0);
   if (num_shards == 1 || batch.num_rows() == 0) return shards;
-  ARROW_ASSIGN_OR_RAISE(auto view, internal::KeyView::Make(columns));
+  ARROW_ASSIGN_OR_RAISE(auto view, iceberg::KeyColumns::Make(columns));
   const auto hashes = view.HashRows(kShardSeed);
   for (size_t i = 0; i < hashes.size(); ++i) {
     shards[i] = null_row[i] ? 0 : static_cast<int32_t>(hashes[i] % static_cast<uint64_t>(num_shards));

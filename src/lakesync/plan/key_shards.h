@@ -2,10 +2,10 @@
 // All changes of one key land in the same shard, so shards can be collapsed and resolved apart from
 // each other (by Beam workers, or later by threads of one process) and their results combined.
 //
-// The hash is the collapser's own key hash (plan/key_view_internal.h: the raw bytes of the key
-// columns), with a fixed seed, so every process of one job agrees on it. It depends on the key
-// columns' Arrow types (an int32 and an int64 key of equal value may land in different shards), which
-// is fine within one change stream; it is not a stable on-disk format. Beam's own sink uses
+// The hash is the collapser's own key hash (the one key encoder, iceberg/model/key_columns.h), with a
+// fixed seed, so every process of one job agrees on it. It depends on the key columns' types (an
+// int32 and an int64 key of equal value may land in different shards), which is fine within one
+// change stream; it is not a stable on-disk format. Beam's own sink uses
 // floorMod(murmur3_32(key bytes), num_shards) for the same purpose; nothing outside one job run ever
 // sees a shard number, so lakesync does not need Beam's exact function.
 #pragma once

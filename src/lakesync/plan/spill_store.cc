@@ -109,7 +109,7 @@ Status BucketWriter::Write(const std::shared_ptr<arrow::RecordBatch>& batch) {
   if (count_ == 1) return WriteTo(0, batch);
   std::vector<std::shared_ptr<arrow::Array>> keys;
   for (int position : key_positions_) keys.push_back(batch->column(position));
-  ARROW_ASSIGN_OR_RAISE(auto view, KeyView::Make(keys));
+  ARROW_ASSIGN_OR_RAISE(auto view, iceberg::KeyColumns::Make(keys));
   const std::vector<uint64_t> hashes = view.HashRows(seed_);
 
   // A stable counting sort by bucket keeps each key's changes in input order within its bucket.

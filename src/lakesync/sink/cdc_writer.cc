@@ -38,7 +38,6 @@
 namespace lakesync::sink {
 namespace {
 
-constexpr int kMaxResolveAttempts = 5;
 std::string PositionKey(const std::string& sink_id) { return kSummarySourcePositionPrefix + sink_id; }
 
 Result<std::shared_ptr<arrow::Table>> ConcatTables(const std::vector<std::shared_ptr<arrow::Table>>& tables,
@@ -676,80 +675,72 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
   result.data_files = static_cast<int64_t>(staged.data_files.size());
   result.rows_deleted = staged.equality_deleted;
 
+  // 3. Resolve, write position deletes and commit (staged_apply.h, steps 2-4 in one process).
+  //    Positions depend on the table state: the one commit loop (SnapshotUpdate, through
+  //    CommitFiles) resolves them again on the refreshed table after a conflict and owns every retry
+  //    (data files are written once and reused).
   std::optional<SourcePosition> position;
   if (options.source_position) {
     ARROW_ASSIGN_OR_RAISE(position, ParseSourcePosition(*options.source_position));
   }
-  // 3. Resolve, write position deletes and commit (staged_apply.h, steps 2-4 in one process); a
-  //    concurrent commit that moved our rows makes us resolve again (data files are kept and reused).
-  for (int attempt = 1;; ++attempt) {
-    std::vector<std::string> attempt_files;
-    FilesToCommit files;
-    files.data_files = staged.data_files;
-    files.delete_files = staged.equality_files;
-    int64_t deleted_positions = 0;
-    Status st = [&]() -> Status {
-      if (staged.position_deletes) {
-        table::PositionDeletes positions(table);
-        ARROW_ASSIGN_OR_RAISE(auto resolved,
-                              ResolveKeys(table, *staged.position_deletes, dest.key_columns, positions));
-        files.resolved_data_files = resolved.data_files;
-        result.missing_deletes = resolved.stats.keys - resolved.stats.keys_found;
-        deleted_positions = positions.count();
-        ARROW_ASSIGN_OR_RAISE(auto written, positions.Write(attempt_files));
-        for (auto& f : written.added) files.delete_files.push_back(std::move(f));
-        files.removed_deletes = std::move(written.removed);
-      }
+  FilesToCommit files;
+  files.data_files = staged.data_files;
+  files.delete_files = staged.equality_files;
+  int64_t deleted_positions = 0;
+  std::vector<iceberg::DataFile> attempt_delete_files;  // the last attempt's
+  ResolveAttempt resolve;
+  if (staged.position_deletes) {
+    resolve = [&](table::AttemptDeletes& deletes, std::set<std::string>& resolved_files) -> Status {
+      table::PositionDeletes positions(table);
+      ARROW_ASSIGN_OR_RAISE(auto resolved, ResolveKeys(table, *staged.position_deletes, dest.key_columns, positions));
+      resolved_files = resolved.data_files;
+      result.missing_deletes = resolved.stats.keys - resolved.stats.keys_found;
+      deleted_positions = positions.count();
+      ARROW_RETURN_NOT_OK(positions.WriteTo(deletes));
+      attempt_delete_files = deletes.added;
       return Status::OK();
-    }();
-    if (!st.ok()) {
-      delete_all(attempt_files);
-      delete_all(dest.written);
-      return st;
-    }
-    auto committed = CommitFiles(table, files, config_, options.source_position);
-    if (committed.ok()) {
-      switch (committed->outcome) {
-        case CommitOutcome::kNothingToDo:
-          delete_all(attempt_files);
-          result.skipped = true;
-          result.message = committed->message;
-          return result;
-        case CommitOutcome::kAlreadyApplied:
-          delete_all(attempt_files);
-          delete_all(dest.written);
-          result.skipped = true;
-          result.message = committed->message;
-          LS_LOG_WARN("{}", result.message);
-          return result;
-        case CommitOutcome::kCommitted:
-          result.snapshot_id = committed->snapshot_id;
-          result.attempts = attempt;
-          result.rows_deleted += deleted_positions;
-          result.delete_files = static_cast<int64_t>(DistinctFiles(files.delete_files));
-          dest.written.clear();
-          return result;
-      }
-    }
-    const Status& error = committed.status();
-    if (KindOf(error) == ErrorKind::kCommitStateUnknown) {  // keep every file
-      ARROW_ASSIGN_OR_RAISE(int64_t landed, ResolveUnknownCommit(*table, error, config_.sink_id, position));
-      result.snapshot_id = landed;
-      result.attempts = attempt;
-      result.rows_deleted += deleted_positions;
-      result.delete_files = static_cast<int64_t>(DistinctFiles(files.delete_files));
-      result.message = "the commit's outcome was unknown; reloading showed it landed";
-      dest.written.clear();
-      return result;
-    }
-    delete_all(attempt_files);
-    if (KindOf(error) != ErrorKind::kCommitConflict || attempt >= kMaxResolveAttempts) {
-      delete_all(dest.written);
-      return error;
-    }
-    LS_LOG_INFO("commit to {} conflicted ({}); resolving keys again", dest.name, error.message());
-    ARROW_RETURN_NOT_OK(table->Refresh());
+    };
   }
+  auto delete_file_count = [&] {
+    std::vector<iceberg::DataFile> all = files.delete_files;
+    all.insert(all.end(), attempt_delete_files.begin(), attempt_delete_files.end());
+    return static_cast<int64_t>(DistinctFiles(all));
+  };
+  auto committed = CommitFiles(table, files, config_, options.source_position, resolve);
+  if (committed.ok()) {
+    switch (committed->outcome) {
+      case CommitOutcome::kNothingToDo:
+        result.skipped = true;
+        result.message = committed->message;
+        return result;
+      case CommitOutcome::kAlreadyApplied:
+        delete_all(dest.written);
+        result.skipped = true;
+        result.message = committed->message;
+        LS_LOG_WARN("{}", result.message);
+        return result;
+      case CommitOutcome::kCommitted:
+        result.snapshot_id = committed->snapshot_id;
+        result.attempts = committed->attempts;
+        result.rows_deleted += deleted_positions;
+        result.delete_files = delete_file_count();
+        dest.written.clear();
+        return result;
+    }
+  }
+  const Status& error = committed.status();
+  if (KindOf(error) == ErrorKind::kCommitStateUnknown) {  // keep every file
+    ARROW_ASSIGN_OR_RAISE(int64_t landed, ResolveUnknownCommit(*table, error, config_.sink_id, position));
+    result.snapshot_id = landed;
+    result.attempts = 1;  // at least the one whose outcome was unknown (the error does not carry the count)
+    result.rows_deleted += deleted_positions;
+    result.delete_files = delete_file_count();
+    result.message = "the commit's outcome was unknown; reloading showed it landed";
+    dest.written.clear();
+    return result;
+  }
+  delete_all(dest.written);
+  return error;
 }
 
 Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const ApplyOptions& options) {

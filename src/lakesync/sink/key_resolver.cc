@@ -6,66 +6,22 @@
 #include <arrow/io/interfaces.h>
 #include <arrow/record_batch.h>
 #include <arrow/table.h>
+#include <arrow/util/bit_util.h>
 
-#include <unordered_map>
 #include <unordered_set>
 
 #include "lakesync/formats/parquet/arrow_literal.h"
-#include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/iceberg/expr/binder.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
 #include "lakesync/iceberg/write/transform_arrow.h"
-#include "lakesync/table/delete_loader.h"
+#include "lakesync/iceberg/model/key_columns.h"
+#include "lakesync/iceberg/scan/data_file_reader.h"
 #include "lakesync/table/scan.h"
 
 namespace lakesync::sink {
 namespace {
 
 using iceberg::TypeId;
-
-// The set of keys to find. A single integer key column (the common case) is kept as integers;
-// anything else as the byte encoding equality deletes use, so both compare values exactly.
-class KeySet {
- public:
-  static Result<KeySet> Make(const arrow::Table& keys, const std::vector<int>& columns) {
-    KeySet set;
-    const auto& first = *keys.column(columns[0])->type();
-    set.integer_ = columns.size() == 1 && (first.id() == arrow::Type::INT64 || first.id() == arrow::Type::INT32);
-    const int64_t n = keys.num_rows();
-    if (set.integer_) {
-      set.ints_.reserve(static_cast<size_t>(n));
-      for (const auto& chunk : keys.column(columns[0])->chunks()) {
-        for (int64_t i = 0; i < chunk->length(); ++i) set.ints_.insert(IntegerAt(*chunk, i));
-      }
-      return set;
-    }
-    set.encoded_.reserve(static_cast<size_t>(n));
-    auto combined = keys.CombineChunksToBatch();
-    if (!combined.ok()) return combined.status();
-    std::string key;
-    for (int64_t i = 0; i < n; ++i) {
-      key.clear();
-      for (int c : columns) ARROW_RETURN_NOT_OK(table::AppendKeyValue(key, *(*combined)->column(c), i));
-      set.encoded_.insert(key);
-    }
-    return set;
-  }
-
-  static int64_t IntegerAt(const arrow::Array& a, int64_t i) {
-    return a.type_id() == arrow::Type::INT64 ? static_cast<const arrow::Int64Array&>(a).Value(i)
-                                             : static_cast<const arrow::Int32Array&>(a).Value(i);
-  }
-
-  size_t size() const { return integer_ ? ints_.size() : encoded_.size(); }
-  bool integer() const { return integer_; }
-  bool ContainsInteger(int64_t v) const { return ints_.count(v) > 0; }
-  bool ContainsEncoded(const std::string& k) const { return encoded_.count(k) > 0; }
-
- private:
-  bool integer_ = false;
-  std::unordered_set<int64_t> ints_;
-  std::unordered_set<std::string> encoded_;
-};
 
 // key >= min AND key <= max for every orderable key column: the scan planner prunes files whose
 // column bounds cannot hold any of the keys.
@@ -145,13 +101,6 @@ Result<std::map<int32_t, std::unordered_set<std::string>>> KeyPartitions(const i
   return out;
 }
 
-int FieldIndex(const arrow::Schema& schema, int32_t field_id) {
-  for (int i = 0; i < schema.num_fields(); ++i) {
-    if (iceberg::ArrowFieldId(*schema.field(i)) == field_id) return i;
-  }
-  return -1;
-}
-
 }  // namespace
 
 Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table, const arrow::Table& keys,
@@ -160,17 +109,21 @@ Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table
   if (keys.num_rows() == 0) return result;
   const auto& m = *table->metadata();
   auto schema = m.Schema();
-  std::vector<int> key_positions;
   std::vector<int32_t> key_ids;
+  std::vector<std::shared_ptr<arrow::Array>> wanted_columns;
+  ARROW_ASSIGN_OR_RAISE(auto wanted_batch, keys.CombineChunksToBatch());
   for (const auto& name : key_columns) {
     const int idx = keys.schema()->GetFieldIndex(name);
     const auto* field = schema->FindFieldByName(name);
     if (idx < 0 || !field) return InvalidArgument("key column '{}' is missing", name);
-    key_positions.push_back(idx);
     key_ids.push_back(field->id);
+    wanted_columns.push_back(wanted_batch->column(idx));
   }
-  ARROW_ASSIGN_OR_RAISE(auto set, KeySet::Make(keys, key_positions));
-  result.stats.keys = static_cast<int64_t>(set.size());
+  // The keys to find, in the one key encoding equality deletes use (iceberg/model/key_columns.h).
+  ARROW_ASSIGN_OR_RAISE(auto wanted_keys, iceberg::KeyColumns::Make(wanted_columns));
+  iceberg::KeySet wanted;
+  wanted.Insert(wanted_keys);
+  result.stats.keys = static_cast<int64_t>(wanted.size());
   // A table without a snapshot holds no rows: every key is missing (and must be counted as such).
   if (!m.CurrentSnapshot()) return result;
 
@@ -181,10 +134,14 @@ Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table
   result.stats.files_pruned = scan->stats().data_files_skipped;
   ARROW_ASSIGN_OR_RAISE(auto partitions, KeyPartitions(m, keys, key_columns));
 
-  table::DeleteLoader loader(table->io(), schema);
-  std::unordered_set<int64_t> found_ints;
-  std::unordered_set<std::string> found_keys;
-  std::string key;
+  // Key columns are read like any scan reads them (identity partition values, name mapping, type
+  // promotion), with a live mask from the file's deletes: deleted rows must not be matched again.
+  LS_ASSIGN_OR_RAISE_CTX(auto context, iceberg::ScanContext::Make(table->io(), m, schema), "resolving keys in {}",
+                         table->name());
+  iceberg::DataFileReadOptions read;
+  read.columns = key_ids;
+  read.deletes = iceberg::DataFileReadOptions::Deletes::kMask;
+  iceberg::KeySet found;
   for (const auto& task : tasks) {
     if (auto it = partitions.find(task.file->spec_id);
         it != partitions.end() && !it->second.count(iceberg::PartitionTupleKey(*task.file))) {
@@ -193,75 +150,27 @@ Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table
     }
     ++result.stats.files_scanned;
     const auto& path = task.file->file_path;
-    // Rows already deleted are not live: they must not be matched again.
-    ARROW_ASSIGN_OR_RAISE(auto deleted, loader.DeletedPositions(path, task.deletion_vector, task.position_deletes));
-    std::vector<std::shared_ptr<const table::EqualityDeleteSet>> equality;
-    std::vector<int32_t> read_ids = key_ids;
-    for (const auto& file : task.equality_deletes) {
-      ARROW_ASSIGN_OR_RAISE(auto eq, loader.EqualityDeletes(file));
-      for (int32_t id : eq->field_ids) {
-        if (std::find(read_ids.begin(), read_ids.end(), id) == read_ids.end()) read_ids.push_back(id);
-      }
-      equality.push_back(std::move(eq));
-    }
-    ARROW_ASSIGN_OR_RAISE(auto input, table->io()->OpenInput(path, task.file->file_size_in_bytes));
-    parquet_io::ParquetReadOptions read_options;
-    parquet_io::ExpectManifestEntry(read_options, *task.file);
-    LS_ASSIGN_OR_RAISE_CTX(auto reader,
-                           parquet_io::OpenKeyColumnReader(std::move(input), path, *schema, read_ids, read_options),
-                           "resolving keys in {}", path);
-    std::vector<int> key_idx;
-    for (int32_t id : key_ids) key_idx.push_back(FieldIndex(*reader->schema(), id));
+    LS_ASSIGN_OR_RAISE_CTX(auto reader, iceberg::DataFileReader::Open(context, task, read), "resolving keys in {}",
+                           path);
     bool matched_any = false;
     while (true) {
-      LS_ASSIGN_OR_RAISE_CTX(auto positioned, reader->Next(), "resolving keys in {}", path);
-      if (!positioned) break;
-      const auto& batch = *positioned->batch;
-      const int64_t first = positioned->first_row_position;
-      // Columns looked up once per batch: RecordBatch::column() returns a shared_ptr, whose
-      // reference counting per row showed up in profiles of large applies.
-      std::vector<std::shared_ptr<arrow::Array>> held;  // keeps the arrays behind key_columns alive
-      std::vector<const arrow::Array*> key_columns;
-      for (int c : key_idx) {
-        held.push_back(batch.column(c));
-        key_columns.push_back(held.back().get());
-      }
+      LS_ASSIGN_OR_RAISE_CTX(auto next, reader->Next(), "resolving keys in {}", path);
+      if (!next) break;
+      const auto& batch = *next->batch;
+      const uint8_t* live = next->live[0] ? next->live[0]->data() : nullptr;
+      ARROW_ASSIGN_OR_RAISE(auto row_keys, iceberg::KeyColumns::Make(batch.columns()));
       for (int64_t i = 0; i < batch.num_rows(); ++i) {
-        const int64_t pos = first + i;
-        int64_t int_key = 0;
-        if (set.integer()) {
-          const auto& column = *key_columns[0];
-          if (column.IsNull(i)) continue;
-          int_key = KeySet::IntegerAt(column, i);
-          if (!set.ContainsInteger(int_key)) continue;
-        } else {
-          key.clear();
-          for (const arrow::Array* column : key_columns) ARROW_RETURN_NOT_OK(table::AppendKeyValue(key, *column, i));
-          if (!set.ContainsEncoded(key)) continue;
-        }
-        if (deleted.Contains(pos)) continue;
-        bool equality_deleted = false;
-        for (const auto& eq : equality) {
-          std::string eq_key;
-          for (int32_t id : eq->field_ids) {
-            ARROW_RETURN_NOT_OK(table::AppendKeyValue(eq_key, *batch.column(FieldIndex(*reader->schema(), id)), i));
-          }
-          equality_deleted |= eq->keys.count(eq_key) > 0;
-        }
-        if (equality_deleted) continue;
-        if (set.integer()) {
-          found_ints.insert(int_key);
-        } else {
-          found_keys.insert(key);
-        }
-        ARROW_RETURN_NOT_OK(deletes.Add(task.file, task.deletion_vector, pos));
+        if (!wanted.Contains(row_keys, i)) continue;
+        if (live && !arrow::bit_util::GetBit(live, i)) continue;
+        found.Insert(row_keys, i);
+        ARROW_RETURN_NOT_OK(deletes.Add(task.file, task.deletion_vector, next->first_row_position + i));
         ++result.stats.rows_found;
         matched_any = true;
       }
     }
     if (matched_any) result.data_files.insert(path);
   }
-  result.stats.keys_found = static_cast<int64_t>(set.integer() ? found_ints.size() : found_keys.size());
+  result.stats.keys_found = static_cast<int64_t>(found.size());
   return result;
 }
 

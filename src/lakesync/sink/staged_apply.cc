@@ -15,9 +15,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Marks a commit that lost to a writer that applied the same source position first.
-constexpr char kAlreadyApplied[] = "already applied";
-
 std::string PositionKey(const std::string& sink_id) { return kSummarySourcePositionPrefix + sink_id; }
 
 std::string Hex(std::string_view bytes) {
@@ -237,7 +234,8 @@ size_t DistinctFiles(const std::vector<iceberg::DataFile>& files) {
 }
 
 Result<CommitFilesResult> CommitFiles(const std::shared_ptr<table::Table>& table, const FilesToCommit& files,
-                                      const SinkConfig& config, const std::optional<std::string>& position_text) {
+                                      const SinkConfig& config, const std::optional<std::string>& position_text,
+                                      const ResolveAttempt& resolve) {
   CommitFilesResult result;
   std::optional<SourcePosition> position;
   if (position_text) {
@@ -247,7 +245,15 @@ Result<CommitFilesResult> CommitFiles(const std::shared_ptr<table::Table>& table
   for (const auto& f : files.data_files) update.AddDataFile(f);
   for (const auto& f : files.delete_files) update.AddDeleteFile(f);
   for (const auto& [path, referenced] : files.removed_deletes) update.RemoveDeleteFile(path, referenced);
-  if (update.empty() && !position) {
+  std::set<std::string> resolved;  // by `resolve`, for the attempt being made
+  if (resolve) {
+    update.SetAttemptDeletes([&](table::AttemptDeletes& deletes) {
+      resolved.clear();
+      return resolve(deletes, resolved);
+    });
+    // Whether there is anything to commit is known only once an attempt has resolved its keys.
+    if (!position) update.SkipIfEmpty();
+  } else if (update.empty() && !position) {
     result.outcome = CommitOutcome::kNothingToDo;
     result.message = "no changes to apply";
     return result;
@@ -261,7 +267,8 @@ Result<CommitFilesResult> CommitFiles(const std::shared_ptr<table::Table>& table
       update.SetTableProperty(PositionKey(*config.sink_id), position->text);
     }
   }
-  if (update.empty()) update.SetOperation(iceberg::kOperationAppend);  // progress marker only
+  // A progress marker only (an empty commit's operation is append anyway: this names it).
+  if (update.empty() && !resolve) update.SetOperation(iceberg::kOperationAppend);
   const std::string sink_id = config.sink_id.value_or("");
   bool files_are_live = false;
   update.AddValidation([&](const table::CommitBase& base) -> Status {
@@ -272,13 +279,16 @@ Result<CommitFilesResult> CommitFiles(const std::shared_ptr<table::Table>& table
           ARROW_ASSIGN_OR_RAISE(auto live, base.live_data_files());
           files_are_live = live->count(files.data_files.front().file_path) > 0;
         }
-        return AlreadyExists("{}: position {} was committed by another writer (now at {})", kAlreadyApplied,
-                             position->text, committed->text);
+        return WithFlag(AlreadyExists("already applied: position {} was committed by another writer (now at {})",
+                                      position->text, committed->text),
+                        ErrorFlag::kAlreadyApplied);
       }
     }
-    if (!files.resolved_data_files.empty()) {
+    const std::set<std::string>* sets[] = {&files.resolved_data_files, &resolved};
+    for (const auto* set : sets) {
+      if (set->empty()) continue;
       ARROW_ASSIGN_OR_RAISE(auto live, base.live_data_files());
-      for (const auto& f : files.resolved_data_files) {
+      for (const auto& f : *set) {
         if (!live->count(f)) return CommitConflict("data file {} was removed by a concurrent commit", f);
       }
     }
@@ -286,13 +296,18 @@ Result<CommitFilesResult> CommitFiles(const std::shared_ptr<table::Table>& table
   });
   Failpoint(kFailpointAfterDataFiles);
   auto committed = update.Commit();
+  if (committed.ok() && committed->skipped) {
+    result.outcome = CommitOutcome::kNothingToDo;
+    result.message = "no changes to apply";
+    return result;
+  }
   if (committed.ok()) {
     result.snapshot_id = committed->snapshot_id;
     result.attempts = committed->attempts;
     return result;
   }
   const Status& error = committed.status();
-  if (KindOf(error) == ErrorKind::kAlreadyExists && error.message().find(kAlreadyApplied) != std::string::npos) {
+  if (HasFlag(error, ErrorFlag::kAlreadyApplied)) {
     result.outcome = CommitOutcome::kAlreadyApplied;
     result.message = error.message();
     result.files_are_live = files_are_live;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -123,14 +124,24 @@ struct CommitFilesResult {
   bool files_are_live = false;
 };
 
+// Position deletes resolved against the state a commit attempt is made on: the snapshot update's
+// one retry loop calls it on the first attempt and again on the refreshed table after a conflict
+// (CdcWriter::Finish, where resolving and committing run in one process). It writes the delete files
+// into `deletes` (which the loop deletes if the attempt fails) and names the data files its positions
+// are in (`resolved`, validated live like FilesToCommit::resolved_data_files).
+using ResolveAttempt = std::function<Status(table::AttemptDeletes& deletes, std::set<std::string>& resolved)>;
+
 // Commits the files to `table` (its current state; the table is refreshed on conflicts by the
 // snapshot update's own retries) with the sink's snapshot properties and progress tokens, validating
 // that no other writer committed `position` for the sink first and that every resolved data file is
 // still live (and, by the snapshot update, that no vector this commit replaces was replaced by
-// another). Never deletes files: the caller owns them.
+// another). Fixed files (no `resolve`) were resolved against a pinned state: a conflict the
+// validations find is final. With `resolve`, positions follow the state of every attempt, so such a
+// conflict is retried within the table's commit budget. Never deletes the caller's files.
 // Errors: CommitConflict (a resolved file was removed, a vector replaced), CommitStateUnknown, and
 // the catalog's errors.
 Result<CommitFilesResult> CommitFiles(const std::shared_ptr<table::Table>& table, const FilesToCommit& files,
-                                      const SinkConfig& config, const std::optional<std::string>& position);
+                                      const SinkConfig& config, const std::optional<std::string>& position,
+                                      const ResolveAttempt& resolve = {});
 
 }  // namespace lakesync::sink

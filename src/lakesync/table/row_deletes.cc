@@ -4,6 +4,8 @@
 #include <arrow/record_batch.h>
 #include <fmt/format.h>
 
+#include <set>
+
 #include "lakesync/common/logging.h"
 #include "lakesync/common/version.h"
 #include "lakesync/formats/puffin/deletion_vector_file.h"
@@ -11,7 +13,7 @@
 #include "lakesync/iceberg/write/equality_delete_writer.h"
 #include "lakesync/iceberg/write/file_namer.h"
 #include "lakesync/iceberg/write/position_delete_writer.h"
-#include "lakesync/table/delete_loader.h"
+#include "lakesync/iceberg/scan/delete_loader.h"
 #include "lakesync/table/pending_files.h"
 #include "lakesync/table/scan.h"
 
@@ -53,6 +55,13 @@ Status PositionDeletes::Add(const iceberg::DataFilePtr& data_file, const iceberg
   return Status::OK();
 }
 
+Status PositionDeletes::WriteTo(AttemptDeletes& deletes) {
+  ARROW_ASSIGN_OR_RAISE(auto files, Write(deletes.written));
+  for (auto& f : files.added) deletes.AddDeleteFile(std::move(f));
+  for (auto& [path, referenced] : files.removed) deletes.RemoveDeleteFile(path, referenced);
+  return Status::OK();
+}
+
 Status PositionDeletes::WriteTo(SnapshotUpdate& update, std::vector<std::string>& written) {
   ARROW_ASSIGN_OR_RAISE(auto files, Write(written));
   for (auto& f : files.added) update.AddDeleteFile(std::move(f));
@@ -76,7 +85,7 @@ Result<WrittenDeletes> PositionDeletes::WriteDeletionVectors(std::vector<std::st
   puffin::DeletionVectorWriterOptions options;
   options.lakesync_version = LAKESYNC_VERSION;
   ARROW_ASSIGN_OR_RAISE(auto writer, puffin::DeletionVectorWriter::Make(out, options));
-  DeleteLoader loader(table_->io(), m.Schema());
+  iceberg::DeleteLoader loader(table_->io(), m.Schema());
   std::vector<const Target*> order;
   for (auto& [path, target] : targets_) {
     // Merge with the vector the data file already has: one live vector per data file.
@@ -141,14 +150,13 @@ Result<WrittenDeletes> PositionDeletes::WritePositionDeleteFiles(std::vector<std
 
 namespace {
 
-Result<DeleteWhereResult> DeleteWhereOnce(const std::shared_ptr<Table>& table, const DeleteWhereOptions& options) {
+Result<DeleteWhereResult> DeleteWhereAttempt(const std::shared_ptr<Table>& table, const DeleteWhereOptions& options) {
   if (options.filter.empty()) return InvalidArgument("a delete needs a filter (use 'true' to delete every row)");
-  const auto& m = *table->metadata();
-  if (m.format_version < 2) return Unsupported("row-level deletes need format version 2 or later");
-  auto schema = m.Schema();
+  if (table->metadata()->format_version < 2) return Unsupported("row-level deletes need format version 2 or later");
   std::vector<std::string> equality_columns = options.equality_columns;
   std::vector<int32_t> equality_ids;
   if (options.mode == DeleteMode::kEquality) {
+    auto schema = table->metadata()->Schema();
     if (equality_columns.empty()) {
       for (int32_t id : schema->identifier_field_ids()) equality_columns.push_back(schema->FindColumnName(id));
     }
@@ -161,127 +169,118 @@ Result<DeleteWhereResult> DeleteWhereOnce(const std::shared_ptr<Table>& table, c
       equality_ids.push_back(f->id);
     }
   }
-  ScanOptions scan_options;
-  scan_options.filter = options.filter == "true" ? "" : options.filter;
-  scan_options.with_file_and_pos = true;
-  if (options.mode == DeleteMode::kEquality) {
-    scan_options.select = equality_columns;
-  } else if (!schema->fields().empty()) {
-    scan_options.select = {schema->fields().front().name};
-  }
-  ARROW_ASSIGN_OR_RAISE(auto scan, TableScan::Make(table, scan_options));
-  ARROW_ASSIGN_OR_RAISE(auto tasks, scan->PlanFiles());
-  std::map<std::string, const FileScanTask*> task_of;
-  for (const auto& t : tasks) task_of[t.file->file_path] = &t;
-  ARROW_ASSIGN_OR_RAISE(auto reader, scan->Open());
 
+  // The rows to delete are found on the state each commit attempt is made on: a concurrent commit
+  // that rewrote a data file we resolved positions in, or gave it a deletion vector, makes the
+  // commit loop (SnapshotUpdate) scan again on the new state.
   DeleteWhereResult result;
+  std::set<std::string> scanned;  // data files the attempt's deletes name
   SnapshotUpdate update(table);
-  std::vector<std::string> written;
-  PositionDeletes positions(table);
-  std::map<std::string, std::unique_ptr<iceberg::EqualityDeleteWriter>> equality_writers;
-  iceberg::FileNamer namer(DataLocation(m), 0, 0);
-  auto fail = [&](const Status& st) {
-    for (auto& [k, w] : equality_writers) (void)w->Abort();
-    for (const auto& f : written) (void)table->io()->Delete(f);
-    return WithContext(st, "deleting from " + table->name());
-  };
-  Status st = [&]() -> Status {
-    while (true) {
-      std::shared_ptr<arrow::RecordBatch> batch;
-      ARROW_RETURN_NOT_OK(reader->ReadNext(&batch));
-      if (!batch) break;
-      const auto& files = static_cast<const arrow::StringArray&>(*batch->GetColumnByName(kFileColumn));
-      const auto& pos = static_cast<const arrow::Int64Array&>(*batch->GetColumnByName(kPosColumn));
-      if (options.mode == DeleteMode::kPosition) {
+  update.SkipIfEmpty();
+  update.SetAttemptDeletes([&](AttemptDeletes& deletes) -> Status {
+    result = DeleteWhereResult{};
+    scanned.clear();
+    const auto& m = *table->metadata();
+    auto schema = m.Schema();
+    ScanOptions scan_options;
+    scan_options.filter = options.filter == "true" ? "" : options.filter;
+    scan_options.with_file_and_pos = true;
+    if (options.mode == DeleteMode::kEquality) {
+      scan_options.select = equality_columns;
+    } else if (!schema->fields().empty()) {
+      scan_options.select = {schema->fields().front().name};
+    }
+    ARROW_ASSIGN_OR_RAISE(auto scan, TableScan::Make(table, scan_options));
+    ARROW_ASSIGN_OR_RAISE(auto tasks, scan->PlanFiles());
+    std::map<std::string, const FileScanTask*> task_of;
+    for (const auto& t : tasks) task_of[t.file->file_path] = &t;
+    ARROW_ASSIGN_OR_RAISE(auto reader, scan->Open());
+    PositionDeletes positions(table);
+    std::map<std::string, std::unique_ptr<iceberg::EqualityDeleteWriter>> equality_writers;
+    iceberg::FileNamer namer(DataLocation(m), 0, 0);
+    Status st = [&]() -> Status {
+      while (true) {
+        std::shared_ptr<arrow::RecordBatch> batch;
+        ARROW_RETURN_NOT_OK(reader->ReadNext(&batch));
+        if (!batch) break;
+        const auto& files = static_cast<const arrow::StringArray&>(*batch->GetColumnByName(kFileColumn));
+        const auto& pos = static_cast<const arrow::Int64Array&>(*batch->GetColumnByName(kPosColumn));
+        if (options.mode == DeleteMode::kPosition) {
+          for (int64_t i = 0; i < batch->num_rows(); ++i) {
+            const FileScanTask* task = task_of.at(std::string(files.GetView(i)));
+            scanned.insert(task->file->file_path);
+            ARROW_RETURN_NOT_OK(positions.Add(task->file, task->deletion_vector, pos.Value(i)));
+          }
+          continue;
+        }
+        // Equality mode: the matched rows' key values go to a delete file in their data file's partition.
+        ARROW_ASSIGN_OR_RAISE(auto keys, batch->SelectColumns([&] {
+          std::vector<int> idx;
+          for (size_t c = 0; c < equality_columns.size(); ++c) idx.push_back(static_cast<int>(c));
+          return idx;
+        }()));
         for (int64_t i = 0; i < batch->num_rows(); ++i) {
           const FileScanTask* task = task_of.at(std::string(files.GetView(i)));
-          ARROW_RETURN_NOT_OK(positions.Add(task->file, task->deletion_vector, pos.Value(i)));
+          const std::string group = iceberg::PartitionTupleKey(*task->file);
+          auto& writer = equality_writers[group];
+          if (!writer) {
+            auto spec = m.SpecById(task->file->spec_id);
+            iceberg::EqualityDeleteWriterOptions eq;
+            eq.table_schema = schema;
+            eq.equality_field_ids = equality_ids;
+            eq.location = namer.NewLocation(spec ? spec->PartitionPath(*schema, task->file->partition) : "", true);
+            eq.output_factory = OutputsOf(*table);
+            eq.spec_id = task->file->spec_id;
+            eq.partition = task->file->partition;
+            eq.properties = m.properties;
+            ARROW_ASSIGN_OR_RAISE(writer, iceberg::EqualityDeleteWriter::Make(eq));
+            deletes.written.push_back(eq.location);
+          }
+          ARROW_RETURN_NOT_OK(writer->Write(keys->Slice(i, 1)));
+          ++result.deleted_rows;
         }
-        continue;
       }
-      // Equality mode: the matched rows' key values go to a delete file in their data file's partition.
-      ARROW_ASSIGN_OR_RAISE(auto keys, batch->SelectColumns([&] {
-        std::vector<int> idx;
-        for (size_t c = 0; c < equality_columns.size(); ++c) idx.push_back(static_cast<int>(c));
-        return idx;
-      }()));
-      for (int64_t i = 0; i < batch->num_rows(); ++i) {
-        const FileScanTask* task = task_of.at(std::string(files.GetView(i)));
-        const std::string group = iceberg::PartitionTupleKey(*task->file);
-        auto& writer = equality_writers[group];
-        if (!writer) {
-          auto spec = m.SpecById(task->file->spec_id);
-          iceberg::EqualityDeleteWriterOptions eq;
-          eq.table_schema = schema;
-          eq.equality_field_ids = equality_ids;
-          eq.location = namer.NewLocation(spec ? spec->PartitionPath(*schema, task->file->partition) : "", true);
-          eq.output_factory = OutputsOf(*table);
-          eq.spec_id = task->file->spec_id;
-          eq.partition = task->file->partition;
-          eq.properties = m.properties;
-          ARROW_ASSIGN_OR_RAISE(writer, iceberg::EqualityDeleteWriter::Make(eq));
-          written.push_back(eq.location);
+      if (options.mode == DeleteMode::kPosition) {
+        result.deleted_rows = positions.count();
+        ARROW_RETURN_NOT_OK(positions.WriteTo(deletes));
+      } else {
+        for (auto& [group, writer] : equality_writers) {
+          ARROW_ASSIGN_OR_RAISE(auto file, writer->Close());
+          deletes.AddDeleteFile(std::move(file));
         }
-        ARROW_RETURN_NOT_OK(writer->Write(keys->Slice(i, 1)));
-        ++result.deleted_rows;
+        equality_writers.clear();
       }
-    }
-    if (options.mode == DeleteMode::kPosition) {
-      result.deleted_rows = positions.count();
-      ARROW_RETURN_NOT_OK(positions.WriteTo(update, written));
-    } else {
-      for (auto& [group, writer] : equality_writers) {
-        ARROW_ASSIGN_OR_RAISE(auto file, writer->Close());
-        update.AddDeleteFile(std::move(file));
-      }
-      equality_writers.clear();
-    }
-    return Status::OK();
-  }();
-  if (!st.ok()) return fail(st);
-  if (update.empty()) return result;
+      return Status::OK();
+    }();
+    for (auto& [k, w] : equality_writers) (void)w->Abort();
+    result.delete_files = static_cast<int64_t>(deletes.written.size());
+    return st;
+  });
   // Position deletes name data files: they must still be live when the commit lands.
   update.AddValidation([&](const CommitBase& base) -> Status {
     ARROW_ASSIGN_OR_RAISE(auto live, base.live_data_files());
-    for (const auto& t : tasks) {
-      if (!live->count(t.file->file_path)) {
-        return CommitConflict("data file {} was removed by a concurrent commit; run the delete again",
-                              t.file->file_path);
-      }
+    for (const auto& path : scanned) {
+      if (!live->count(path)) return CommitConflict("data file {} was removed by a concurrent commit", path);
     }
     return Status::OK();
   });
   auto committed = update.Commit();
-  if (!committed.ok()) {
-    if (KindOf(committed.status()) == ErrorKind::kCommitStateUnknown) return committed.status();
-    return fail(committed.status());
-  }
+  if (!committed.ok()) return WithContext(committed.status(), "deleting from " + table->name());
+  if (committed->skipped) return DeleteWhereResult{};
   result.snapshot_id = committed->snapshot_id;
-  result.delete_files = static_cast<int64_t>(written.size());
   return result;
 }
 
 }  // namespace
 
+// The attempt's files are recorded before they are written (table/pending_files.h), so a crash
+// leaves nothing the next writer cannot clean up. Conflicts are retried by the one commit loop
+// (SnapshotUpdate::Commit), which resolves positions again on the new base.
 Result<DeleteWhereResult> DeleteWhere(const std::shared_ptr<Table>& table, const DeleteWhereOptions& options) {
-  // A concurrent commit that rewrote a data file we resolved positions in, or gave it a deletion
-  // vector, invalidates our positions: plan and resolve again on the new state.
-  constexpr int kMaxReplans = 5;
   ARROW_RETURN_NOT_OK(BeginWriteAttempt(*table));
-  for (int attempt = 0;; ++attempt) {
-    auto result = DeleteWhereOnce(table, options);
-    if (result.ok() || KindOf(result.status()) != ErrorKind::kCommitConflict || attempt >= kMaxReplans) {
-      EndWriteAttempt(*table, result.status());
-      return result;
-    }
-    LS_LOG_INFO("delete on {} conflicted with a concurrent commit ({}); resolving rows again", table->name(),
-                result.status().message());
-    if (Status refreshed = table->Refresh(); !refreshed.ok()) {
-      EndWriteAttempt(*table, refreshed);
-      return refreshed;
-    }
-  }
+  auto result = DeleteWhereAttempt(table, options);
+  EndWriteAttempt(*table, result.status());
+  return result;
 }
 
 }  // namespace lakesync::table

@@ -38,8 +38,11 @@ class PositionDeletes {
   int64_t count() const { return count_; }
   bool empty() const { return count_ == 0; }
 
-  // Writes the delete files and registers them (and the vectors they replace) with `update`.
-  // The locations written are appended to `written` so a failed commit can delete them.
+  // Writes the delete files and records them (and the vectors they replace) in `deletes`, with the
+  // locations written, so that a failed commit attempt can delete them.
+  Status WriteTo(AttemptDeletes& deletes);
+  // The same for a commit whose content is fixed: registers the files with `update` and appends the
+  // locations written to `written`.
   Status WriteTo(SnapshotUpdate& update, std::vector<std::string>& written);
   // The same files, returned instead of registered (WriteTo is Write plus registering them).
   Result<WrittenDeletes> Write(std::vector<std::string>& written);

@@ -1,7 +1,8 @@
 // Table scans: plan the data files of a snapshot that may match a filter (partition and metrics
 // pruning), attach the delete files that apply to each (spec "Scan Planning": deletion vectors and
 // position deletes with seq(D) <= seq(delete), equality deletes with seq(D) < seq(delete)), and read
-// them as a stream of Arrow batches with deletes applied, the filter evaluated and columns projected.
+// them as a stream of Arrow batches with deletes applied, the filter evaluated and columns projected
+// (iceberg/scan/data_file_reader.h: the one data-file reader, with the spec's projection rules).
 // Memory stays bounded: one data file's batch at a time plus the delete sets of that file.
 #pragma once
 
@@ -14,13 +15,17 @@
 
 #include "lakesync/iceberg/expr/expression.h"
 #include "lakesync/iceberg/model/data_file.h"
+#include "lakesync/iceberg/scan/data_file_reader.h"
+#include "lakesync/iceberg/scan/file_scan_task.h"
 #include "lakesync/table/table.h"
 
 namespace lakesync::table {
 
-// Metadata columns a scan can add after the table columns.
-inline constexpr char kFileColumn[] = "_file";  // the data file's path (string)
-inline constexpr char kPosColumn[] = "_pos";    // the row's position in its data file (long)
+// Metadata columns a scan can add after the table columns (_file, _pos).
+using iceberg::kFileColumn;
+using iceberg::kPosColumn;
+// Planning makes them; iceberg::DataFileReader reads them.
+using FileScanTask = iceberg::FileScanTask;
 
 struct ScanOptions {
   std::optional<int64_t> snapshot_id;         // default: the current snapshot of `ref`
@@ -35,14 +40,6 @@ struct ScanOptions {
   int64_t batch_rows = 64 * 1024;
   bool with_file_and_pos = false;             // append _file and _pos
   bool use_threads = true;                    // decode a file's columns in parallel
-};
-
-struct FileScanTask {
-  iceberg::DataFilePtr file;
-  int64_t data_sequence_number = 0;
-  iceberg::DataFilePtr deletion_vector;                 // at most one
-  std::vector<iceberg::DataFilePtr> position_deletes;   // v2 position delete files (when no DV)
-  std::vector<iceberg::DataFilePtr> equality_deletes;
 };
 
 struct ScanPlanStats {
@@ -67,7 +64,7 @@ class TableScan {
   const ScanPlanStats& stats() const { return stats_; }
 
   Result<std::vector<FileScanTask>> PlanFiles();
-  // Plans (if not done yet) and reads.
+  // Plans (if not done yet) and reads the tasks in order with iceberg::DataFileReader.
   Result<std::shared_ptr<arrow::RecordBatchReader>> Open();
 
   struct State;

@@ -12,10 +12,10 @@
 #include "lakesync/iceberg/expr/metrics_evaluator.h"
 #include "lakesync/iceberg/expr/parser.h"
 #include "lakesync/iceberg/expr/partition_evaluator.h"
-#include "lakesync/iceberg/manifest/manifest_list.h"
+#include "lakesync/iceberg/manifest/snapshot_manifests.h"
 #include "lakesync/iceberg/manifest/manifest_reader.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
-#include "lakesync/table/delete_loader.h"
+#include "lakesync/iceberg/scan/delete_loader.h"
 #include "lakesync/table/scan.h"
 #include "lakesync/table/scan_internal.h"
 
@@ -127,9 +127,8 @@ class DeleteIndex {
  private:
   // Uses the file_path bounds of a position delete file to skip data files it cannot reference.
   static bool MayReference(const DataFile& deletes, const std::string& path) {
-    constexpr int32_t kFilePathId = 2147483546;
-    auto lo = deletes.lower_bounds.find(kFilePathId);
-    auto hi = deletes.upper_bounds.find(kFilePathId);
+    auto lo = deletes.lower_bounds.find(iceberg::kDeleteFilePathFieldId);
+    auto hi = deletes.upper_bounds.find(iceberg::kDeleteFilePathFieldId);
     if (lo != deletes.lower_bounds.end() && path < lo->second) return false;
     // Upper bounds may be truncated prefixes: only compare the prefix length.
     if (hi != deletes.upper_bounds.end() && path.compare(0, hi->second.size(), hi->second) > 0) return false;
@@ -226,9 +225,8 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
   }
   const auto& m = *table_->metadata();
   auto& io = *table_->io();
-  LS_ASSIGN_OR_RAISE_CTX(std::string list_bytes, io.ReadAll(snapshot_->manifest_list),
-                         "reading the manifest list of snapshot {}", snapshot_->snapshot_id);
-  ARROW_ASSIGN_OR_RAISE(auto list, iceberg::ReadManifestList(list_bytes, snapshot_->manifest_list));
+  LS_ASSIGN_OR_RAISE_CTX(auto manifests, iceberg::ReadSnapshotManifests(io, m, *snapshot_),
+                         "reading the manifests of snapshot {}", snapshot_->snapshot_id);
 
   const bool filtered = state_->filter.op() != iceberg::Operation::kTrue;
   std::map<int32_t, std::optional<iceberg::ManifestEvaluator>> manifest_evaluators;
@@ -241,7 +239,7 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
   // Every live data file read (pruned by metrics or partition or not), for the delete checks.
   std::set<std::string, std::less<>> seen_data_files;
   bool data_manifest_skipped = false;
-  for (const auto& manifest : list.manifests) {
+  for (const auto& manifest : manifests) {
     ++stats_.manifests;
     auto spec = m.SpecById(manifest.partition_spec_id);
     const bool is_data = manifest.content == ManifestContent::kData;
@@ -305,7 +303,7 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
     ARROW_ASSIGN_OR_RAISE(bool may_match, evaluator->MightMatch(deletes.partition));
     return !may_match;
   };
-  DeleteLoader loader(table_->io(), schema_);
+  iceberg::DeleteLoader loader(table_->io(), schema_);
   auto rows_name_only_target = [&](const DataFilePtr& file) -> Status {
     ARROW_ASSIGN_OR_RAISE(auto targets, loader.PositionDeleteTargets(file));
     for (const auto& target : targets) {

@@ -14,6 +14,7 @@
 #include "lakesync/common/version.h"
 #include "lakesync/iceberg/commit/table_update.h"
 #include "lakesync/iceberg/manifest/manifest_list.h"
+#include "lakesync/iceberg/manifest/snapshot_manifests.h"
 #include "lakesync/iceberg/manifest/manifest_reader.h"
 #include "lakesync/iceberg/manifest/manifest_writer.h"
 #include "lakesync/table/pending_files.h"
@@ -27,9 +28,6 @@ using iceberg::ManifestContent;
 using iceberg::ManifestEntry;
 using iceberg::ManifestEntryStatus;
 using iceberg::ManifestFile;
-
-// A validation failure that retrying cannot fix (the state itself is wrong for this commit).
-constexpr char kNotRetryable[] = "lakesync.not-retryable";
 
 std::string ManifestCodec(const iceberg::TableMetadata& m) {
   return m.Property("write.avro.compression-codec", "gzip");
@@ -100,12 +98,9 @@ struct SummaryCounts {
 Result<LiveEntries> ReadLiveEntries(const io::FileIO& io, const iceberg::TableMetadata& metadata,
                                     const iceberg::Snapshot& snapshot, bool include_data, bool include_deletes) {
   LiveEntries out;
-  LS_ASSIGN_OR_RAISE_CTX(std::string list_bytes, io.ReadAll(snapshot.manifest_list),
-                         "reading the manifest list of snapshot {}", snapshot.snapshot_id);
-  LS_ASSIGN_OR_RAISE_CTX(auto list, iceberg::ReadManifestList(list_bytes, snapshot.manifest_list),
-                         "reading the manifest list of snapshot {}", snapshot.snapshot_id);
-  out.manifests = list.manifests;
-  for (const auto& manifest : list.manifests) {
+  LS_ASSIGN_OR_RAISE_CTX(out.manifests, iceberg::ReadSnapshotManifests(io, metadata, snapshot),
+                         "reading the manifests of snapshot {}", snapshot.snapshot_id);
+  for (const auto& manifest : out.manifests) {
     const bool is_data = manifest.content == ManifestContent::kData;
     if ((is_data && !include_data) || (!is_data && !include_deletes)) continue;
     LS_ASSIGN_OR_RAISE_CTX(std::string bytes, io.ReadAll(manifest.manifest_path), "reading manifest");
@@ -123,13 +118,15 @@ struct SnapshotUpdate::Attempt {
   std::vector<std::string> files;  // manifests and the list written by this attempt
 };
 
-Status SnapshotUpdate::WriteNewManifests() {
+Status SnapshotUpdate::WriteManifests(const std::vector<const DataFile*>& data,
+                                      const std::vector<const DataFile*>& deletes, int first_index,
+                                      std::vector<ManifestFile>& manifests, std::vector<std::string>& written) {
   const auto& m = *table_->metadata();
   // One manifest per (content, spec): a manifest holds one kind of file under one spec.
   std::map<std::pair<int, int32_t>, std::vector<const DataFile*>> groups;
-  for (const auto& f : added_data_) groups[{0, f.spec_id}].push_back(&f);
-  for (const auto& f : added_deletes_) groups[{1, f.spec_id}].push_back(&f);
-  int index = 0;
+  for (const DataFile* f : data) groups[{0, f->spec_id}].push_back(f);
+  for (const DataFile* f : deletes) groups[{1, f->spec_id}].push_back(f);
+  int index = first_index;
   for (const auto& [key, files] : groups) {
     auto spec = m.SpecById(key.second);
     if (!spec) return InvalidArgument("file {} names partition spec {}, which the table does not have",
@@ -150,9 +147,9 @@ Status SnapshotUpdate::WriteNewManifests() {
     }
     ARROW_ASSIGN_OR_RAISE(std::string bytes, writer->Finish());
     ARROW_RETURN_NOT_OK(table_->WriteFile(options.location, bytes));
-    written_files_.push_back(options.location);
+    written.push_back(options.location);
     ARROW_ASSIGN_OR_RAISE(auto listed, writer->ToManifestFile(options.location, static_cast<int64_t>(bytes.size())));
-    new_manifests_.push_back(std::move(listed));
+    manifests.push_back(std::move(listed));
   }
   return Status::OK();
 }
@@ -163,7 +160,28 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   const auto parent = base.CurrentSnapshot();
   const int64_t snapshot_id = iceberg::NewSnapshotId();
   const int64_t sequence_number = base.last_sequence_number + 1;
-  const bool need_deletes = !removed_deletes_.empty() || !removed_data_.empty() || !added_deletes_.empty();
+  // What depends on this state, built now; its files are this attempt's (cleaned up if it fails).
+  AttemptDeletes rebuilt;
+  if (attempt_deletes_) {
+    Status st = attempt_deletes_(rebuilt);
+    attempt.files.insert(attempt.files.end(), rebuilt.written.begin(), rebuilt.written.end());
+    ARROW_RETURN_NOT_OK(st);
+  }
+  std::vector<const DataFile*> added_deletes;
+  for (const auto& f : added_deletes_) added_deletes.push_back(&f);
+  for (const auto& f : rebuilt.added) added_deletes.push_back(&f);
+  std::set<std::pair<std::string, std::string>> removed_deletes_here = removed_deletes_;
+  removed_deletes_here.insert(rebuilt.removed.begin(), rebuilt.removed.end());
+  if (skip_if_empty_ && added_data_.empty() && added_deletes.empty() && removed_data_.empty() &&
+      removed_deletes_here.empty()) {
+    CommitResult skipped;
+    skipped.skipped = true;
+    skipped.attempts = attempt_number + 1;
+    return skipped;
+  }
+  // A conflict the validations find on this state is final unless the deletes follow the state.
+  auto state_conflict = [&](Status st) { return attempt_deletes_ ? st : WithFlag(st, ErrorFlag::kNotRetryable); };
+  const bool need_deletes = !removed_deletes_here.empty() || !removed_data_.empty() || !added_deletes.empty();
   // Whenever delete entries are read (and so may be carried into rewritten manifests), the data
   // entries are read too, so that every carried deletion vector can be checked against them.
   const bool need_data = need_deletes;
@@ -172,10 +190,8 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   if (parent && (need_data || need_deletes)) {
     ARROW_ASSIGN_OR_RAISE(live, ReadLiveEntries(*table_->io(), base, *parent, need_data, need_deletes));
   } else if (parent) {
-    LS_ASSIGN_OR_RAISE_CTX(std::string list_bytes, table_->io()->ReadAll(parent->manifest_list),
-                           "reading the manifest list of snapshot {}", parent->snapshot_id);
-    ARROW_ASSIGN_OR_RAISE(auto list, iceberg::ReadManifestList(list_bytes, parent->manifest_list));
-    live.manifests = list.manifests;
+    LS_ASSIGN_OR_RAISE_CTX(live.manifests, iceberg::ReadSnapshotManifests(*table_->io(), base, *parent),
+                           "reading the manifests of snapshot {}", parent->snapshot_id);
   }
 
   // Live data files and deletion vectors of the base, for the built-in checks.
@@ -212,47 +228,49 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   for (const auto& validate : validations_) {
     Status st = validate(commit_base);
     // A failed validation describes the table's state; retrying on the same state cannot help.
-    if (!st.ok()) return MakeError(KindOf(st), st.message() + " (" + kNotRetryable + ")");
+    if (!st.ok()) return KindOf(st) == ErrorKind::kCommitConflict ? state_conflict(st) : st;
   }
 
   // Removing a data file also removes its deletion vector.
-  std::set<std::pair<std::string, std::string>> removed_deletes = removed_deletes_;
+  std::set<std::pair<std::string, std::string>> removed_deletes = removed_deletes_here;
   for (const auto& path : removed_data_) {
     if (!live_data.count(path)) {
-      return MakeError(ErrorKind::kCommitConflict,
-                       fmt::format("cannot remove data file {}: it is not live in snapshot {} ({})", path,
-                                   parent ? std::to_string(parent->snapshot_id) : "none", kNotRetryable));
+      return state_conflict(CommitConflict("cannot remove data file {}: it is not live in snapshot {}", path,
+                                           parent ? std::to_string(parent->snapshot_id) : "none"));
     }
     if (auto it = live_dvs.find(path); it != live_dvs.end()) removed_deletes.insert(DeleteKey(*it->second));
   }
-  for (const auto& key : removed_deletes_) {
+  for (const auto& key : removed_deletes_here) {
     if (!live_deletes.count(key)) {
-      return MakeError(ErrorKind::kCommitConflict,
-                       fmt::format("cannot remove delete file {}{}: it is not live any more ({})", key.first,
-                                   key.second.empty() ? "" : " (vector for " + key.second + ")", kNotRetryable));
+      return state_conflict(CommitConflict("cannot remove delete file {}{}: it is not live any more", key.first,
+                                           key.second.empty() ? "" : " (vector for " + key.second + ")"));
     }
   }
   std::set<std::string> added_paths;
   for (const auto& f : added_data_) added_paths.insert(f.file_path);
-  for (const auto& f : added_deletes_) {
-    if (!f.IsDeletionVector()) continue;
-    const std::string& target = f.referenced_data_file.value_or("");
+  for (const DataFile* f : added_deletes) {
+    if (!f->IsDeletionVector()) continue;
+    const std::string& target = f->referenced_data_file.value_or("");
     if (!live_data.count(target) && !added_paths.count(target)) {
-      return MakeError(ErrorKind::kCommitConflict,
-                       fmt::format("deletion vector for {} refers to a data file that is no longer live ({})",
-                                   target, kNotRetryable));
+      return state_conflict(
+          CommitConflict("deletion vector for {} refers to a data file that is no longer live", target));
     }
     if (auto it = live_dvs.find(target); it != live_dvs.end() && !removed_deletes.count(DeleteKey(*it->second))) {
-      return MakeError(ErrorKind::kCommitConflict,
-                       fmt::format("found a concurrently added deletion vector for {} ({})", target, kNotRetryable));
+      return state_conflict(CommitConflict("found a concurrently added deletion vector for {}", target));
     }
   }
 
-  // Rewrite the manifests that hold removed files; keep the others as they are.
+  // New manifests: the fixed files' (written once, reused), then this attempt's delete files.
   std::vector<ManifestFile> manifests = new_manifests_;
+  if (!rebuilt.added.empty()) {
+    std::vector<const DataFile*> rebuilt_files;
+    for (const auto& f : rebuilt.added) rebuilt_files.push_back(&f);
+    ARROW_RETURN_NOT_OK(WriteManifests({}, rebuilt_files, 50, manifests, attempt.files));
+  }
+  // Rewrite the manifests that hold removed files; keep the others as they are.
   SummaryCounts counts;
   for (const auto& f : added_data_) counts.Add(f, true, iceberg::PartitionTupleKey(f));
-  for (const auto& f : added_deletes_) counts.Add(f, true, iceberg::PartitionTupleKey(f));
+  for (const DataFile* f : added_deletes) counts.Add(*f, true, iceberg::PartitionTupleKey(*f));
   int rewrite_index = 100;
   for (const auto& manifest : live.manifests) {
     const bool is_data = manifest.content == ManifestContent::kData;
@@ -419,42 +437,54 @@ Result<CommitResult> SnapshotUpdate::Commit() {
       if (!st.ok()) LS_LOG_WARN("could not delete {} after a failed commit: {}", f, st.message());
     }
   };
-  auto st = WriteNewManifests();
-  if (!st.ok()) {
-    cleanup(written_files_);
-    return WithContext(st, "committing to " + table_->name());
+  {
+    std::vector<const DataFile*> data, deletes;
+    for (const auto& f : added_data_) data.push_back(&f);
+    for (const auto& f : added_deletes_) deletes.push_back(&f);
+    auto st = WriteManifests(data, deletes, 0, new_manifests_, written_files_);
+    if (!st.ok()) {
+      cleanup(written_files_);
+      return WithContext(st, "committing to " + table_->name());
+    }
   }
+  // The budget (Java's names and defaults, except a shorter total timeout).
   const auto& m = *table_->metadata();
   const int max_retries = static_cast<int>(m.PropertyAsInt(iceberg::kPropCommitNumRetries, 4));
   const int64_t min_wait = m.PropertyAsInt("commit.retry.min-wait-ms", 100);
   const int64_t max_wait = m.PropertyAsInt("commit.retry.max-wait-ms", 60000);
+  const int64_t total_timeout = m.PropertyAsInt("commit.retry.total-timeout-ms", 1800000);
+  const auto started = std::chrono::steady_clock::now();
   std::mt19937 rng(std::random_device{}());
   for (int attempt_number = 0;; ++attempt_number) {
     Attempt attempt;
     auto result = TryCommit(attempt, attempt_number);
     if (result.ok()) {
+      if (result->skipped) {
+        cleanup(attempt.files);
+        cleanup(written_files_);
+        return result;
+      }
       LS_LOG_INFO("committed snapshot {} ({}) to {}", result->snapshot_id, result->operation, table_->name());
       return result;
     }
     const Status& error = result.status();
-    const ErrorKind kind = KindOf(error);
-    if (kind == ErrorKind::kCommitStateUnknown) {
+    if (KindOf(error) == ErrorKind::kCommitStateUnknown) {
       // The commit may have landed: deleting anything could corrupt the table.
       return WithContext(error, "committing to " + table_->name());
     }
     cleanup(attempt.files);
-    const bool retryable = kind == ErrorKind::kCommitConflict &&
-                           error.message().find(kNotRetryable) == std::string::npos;
-    if (!retryable || attempt_number >= max_retries) {
-      cleanup(written_files_);
-      std::string message = error.message();
-      if (auto pos = message.find(std::string(" (") + kNotRetryable + ")"); pos != std::string::npos) {
-        message.erase(pos, std::strlen(kNotRetryable) + 3);
-      }
-      return Status(error.code(), "committing to " + table_->name() + ": " + message, error.detail());
-    }
     const int64_t wait = std::min<int64_t>(max_wait, min_wait << std::min(attempt_number, 20));
     const int64_t jittered = wait / 2 + static_cast<int64_t>(rng() % static_cast<uint64_t>(wait / 2 + 1));
+    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    const bool retry = KindOf(error) == ErrorKind::kCommitConflict && IsRetryable(error) &&
+                       attempt_number < max_retries && elapsed.count() + jittered <= total_timeout;
+    if (!retry) {
+      cleanup(written_files_);
+      const bool budget_spent = KindOf(error) == ErrorKind::kCommitConflict && IsRetryable(error);
+      return WithContext(error, budget_spent ? fmt::format("committing to {} (gave up after {} attempts)",
+                                                           table_->name(), attempt_number + 1)
+                                             : "committing to " + table_->name());
+    }
     LS_LOG_INFO("commit to {} conflicted ({}); retrying in {} ms", table_->name(), error.message(), jittered);
     std::this_thread::sleep_for(std::chrono::milliseconds(jittered));
     auto refreshed = table_->Refresh();

@@ -4,8 +4,10 @@
 // New files go into new manifests, which are written once and reused across retries (their entries
 // inherit the snapshot id and sequence number from the manifest list). Manifests that hold removed
 // files are rewritten with those entries marked DELETED. A commit that loses the race to another
-// writer refreshes the table, runs the validations again on the new state and retries, up to
-// commit.retry.num-retries times with backoff.
+// writer refreshes the table, rebuilds what depends on the table state (SetAttemptDeletes), runs the
+// validations again on the new state and retries with backoff, within the table's budget
+// (commit.retry.num-retries, commit.retry.total-timeout-ms). This is the one commit retry loop:
+// callers (the sink, the job runner) never retry a commit conflict themselves.
 #pragma once
 
 #include <functional>
@@ -27,6 +29,21 @@ struct CommitResult {
   std::string operation;
   std::map<std::string, std::string> summary;
   int attempts = 0;
+  bool skipped = false;  // SkipIfEmpty and nothing to commit: no snapshot
+};
+
+// Delete files that depend on the table state a commit attempt is made on (positions resolved from
+// keys against it): built again for every attempt.
+struct AttemptDeletes {
+  std::vector<iceberg::DataFile> added;
+  std::set<std::pair<std::string, std::string>> removed;  // (path, referenced data file for DVs)
+  // Files written for them: deleted when the attempt fails, unless its outcome is unknown.
+  std::vector<std::string> written;
+
+  void AddDeleteFile(iceberg::DataFile file) { added.push_back(std::move(file)); }
+  void RemoveDeleteFile(std::string path, std::optional<std::string> referenced_data_file = std::nullopt) {
+    removed.insert({std::move(path), referenced_data_file.value_or("")});
+  }
 };
 
 // What a validation sees: the table state a retry is about to commit on.
@@ -60,20 +77,35 @@ class SnapshotUpdate {
   }
   // Overrides the summary operation (default: append, delete or overwrite from the contents).
   void SetOperation(std::string operation) { operation_ = std::move(operation); }
+  // Delete files built against the state each attempt commits on (the current table first, the
+  // refreshed one after a conflict). With them a conflict the validations find is retried too, since
+  // the rebuilt deletes follow the new state; without them such a conflict is final (kNotRetryable).
+  void SetAttemptDeletes(std::function<Status(AttemptDeletes&)> build) { attempt_deletes_ = std::move(build); }
+  // When an attempt has nothing to add or remove, return a `skipped` result instead of committing.
+  void SkipIfEmpty() { skip_if_empty_ = true; }
+  // Adds fixed delete changes (files written once, by the caller).
+  void AddDeletes(const AttemptDeletes& deletes) {
+    for (const auto& f : deletes.added) added_deletes_.push_back(f);
+    removed_deletes_.insert(deletes.removed.begin(), deletes.removed.end());
+  }
 
   bool empty() const {
     return added_data_.empty() && added_deletes_.empty() && removed_data_.empty() && removed_deletes_.empty();
   }
 
-  // Writes manifests and the manifest list and commits. On failure every file this commit wrote is
-  // deleted, except when the outcome is unknown (kCommitStateUnknown), where nothing is deleted.
-  // The data and delete files themselves belong to the caller.
+  // Writes manifests and the manifest list and commits, retrying conflicts (see above). On failure
+  // every file this commit wrote is deleted (the attempt deletes' files included), except when the
+  // outcome is unknown (kCommitStateUnknown), where nothing is deleted. The data and delete files
+  // added with AddDataFile/AddDeleteFile belong to the caller. Errors keep their kind and flags: a
+  // validation's kAlreadyApplied reaches the caller as it was returned.
   Result<CommitResult> Commit();
 
  private:
   struct Attempt;
   Result<CommitResult> TryCommit(Attempt& attempt, int attempt_number);
-  Status WriteNewManifests();
+  Status WriteManifests(const std::vector<const iceberg::DataFile*>& data,
+                        const std::vector<const iceberg::DataFile*>& deletes, int first_index,
+                        std::vector<iceberg::ManifestFile>& manifests, std::vector<std::string>& written);
 
   std::shared_ptr<Table> table_;
   std::vector<iceberg::DataFile> added_data_;
@@ -84,6 +116,8 @@ class SnapshotUpdate {
   std::map<std::string, std::string> table_properties_;
   std::vector<std::function<Status(const CommitBase&)>> validations_;
   std::optional<std::string> operation_;
+  std::function<Status(AttemptDeletes&)> attempt_deletes_;
+  bool skip_if_empty_ = false;
   // Manifests holding the added files, written once.
   std::vector<iceberg::ManifestFile> new_manifests_;
   std::vector<std::string> written_files_;  // everything this update wrote, for cleanup

@@ -437,11 +437,21 @@ TEST(TableMetadataJsonTest, InvalidJsonIsCorrupt) {
   EXPECT_ERROR(ParseTableMetadata("[]"), ErrorKind::kCorrupt, "not a JSON object");
 }
 
-TEST(TableMetadataJsonTest, InlineManifestsOfV1AreUnsupported) {
+TEST(TableMetadataJsonTest, InlineManifestsOfV1AreReadAndKept) {
   json doc = json::parse(kV1);
   doc["snapshots"][0].erase("manifest-list");
-  doc["snapshots"][0]["manifests"] = json::array({"s3://a/m1.avro"});
-  EXPECT_ERROR(TableMetadataFromJson(doc), ErrorKind::kUnsupported, "manifests");
+  doc["snapshots"][0]["manifests"] = json::array({"s3://a/m1.avro", "s3://a/m2.avro"});
+  ASSERT_OK_AND_ASSIGN(auto metadata, TableMetadataFromJson(doc));
+  const auto& snapshot = *metadata->snapshots.at(0);
+  EXPECT_TRUE(snapshot.manifest_list.empty());
+  EXPECT_EQ(snapshot.manifests, (std::vector<std::string>{"s3://a/m1.avro", "s3://a/m2.avro"}));
+  // Written back in the same form (an upgraded v1 table keeps its old snapshots readable).
+  const json again = SnapshotToJson(snapshot);
+  EXPECT_EQ(again["manifests"], doc["snapshots"][0]["manifests"]);
+  EXPECT_FALSE(again.contains("manifest-list"));
+  // Anything but a list of paths is corrupt.
+  doc["snapshots"][0]["manifests"] = json::array({1});
+  EXPECT_ERROR(TableMetadataFromJson(doc), ErrorKind::kCorrupt, "manifests");
 }
 
 TEST(SchemaJsonTest, NestedTypesRoundTrip) {

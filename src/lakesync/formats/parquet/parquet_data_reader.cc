@@ -76,7 +76,7 @@ bool IsListLike(arrow::Type::type id) { return id == arrow::Type::LIST || id == 
 
 // Whether a file column of Arrow type `file` may be read as Iceberg `target` (same type, or an
 // allowed promotion, or a storage variant Arrow readers produce for it).
-bool Readable(const arrow::DataType& file_in, const iceberg::Type& target) {
+bool Readable(const arrow::DataType& file_in, const iceberg::Type& target, bool v3_promotions) {
   const arrow::DataType& file = Storage(file_in);
   using A = arrow::Type;
   const A::type f = file.id();
@@ -96,9 +96,10 @@ bool Readable(const arrow::DataType& file_in, const iceberg::Type& target) {
     }
     case TypeId::kDate: return f == A::DATE32 || f == A::DATE64;
     case TypeId::kTime: return f == A::TIME32 || f == A::TIME64;
+    // v3 promotes date to timestamp and timestamp_ns, not to the zoned types.
     case TypeId::kTimestamp:
+    case TypeId::kTimestampNs: return f == A::TIMESTAMP || (v3_promotions && f == A::DATE32);
     case TypeId::kTimestampTz:
-    case TypeId::kTimestampNs:
     case TypeId::kTimestampTzNs: return f == A::TIMESTAMP;
     case TypeId::kString:
     case TypeId::kBinary:
@@ -116,7 +117,9 @@ bool Readable(const arrow::DataType& file_in, const iceberg::Type& target) {
 
 class PlanBuilder {
  public:
-  PlanBuilder(bool by_id, std::string location) : by_id_(by_id), location_(std::move(location)) {}
+  PlanBuilder(bool by_id, std::string location, const ParquetReadOptions& options)
+      : by_id_(by_id), location_(std::move(location)), constants_(options.constants),
+        v3_promotions_(options.v3_promotions) {}
 
   std::vector<int> leaves;
   std::vector<Plan::StatColumn> stats;
@@ -128,14 +131,19 @@ class PlanBuilder {
     node.target = &target;
     LS_ASSIGN_OR_RAISE_CTX(node.target_type, iceberg::ToArrowType(*target.type), "column '{}'", path);
     if (file == nullptr) {
-      if (target.initial_default && !target.initial_default->is_null()) {
+      if (auto it = constants_.find(target.id); it != constants_.end() && !it->second.is_null()) {
+        LS_ASSIGN_OR_RAISE_CTX(auto lit, iceberg::PromoteLiteral(it->second, *target.type),
+                               "{}: the partition value of column '{}'", location_, path);
+        LS_ASSIGN_OR_RAISE_CTX(node.fill, LiteralToScalar(lit, *target.type), "{}: the partition value of column '{}'",
+                               location_, path);
+      } else if (target.initial_default && !target.initial_default->is_null()) {
         LS_ASSIGN_OR_RAISE_CTX(auto lit, iceberg::Literal::FromJson(*target.type, *target.initial_default),
                                "initial-default of column '{}'", path);
         LS_ASSIGN_OR_RAISE_CTX(node.fill, LiteralToScalar(lit, *target.type), "initial-default of column '{}'", path);
       } else {
         if (target.required && target.type->id() != TypeId::kUnknown) {
-          return InvalidArgument("{}: required column '{}' (id {}) is missing and has no initial-default", location_,
-                                 path, target.id);
+          return InvalidArgument("{}: required column '{}' (id {}) is missing and has no partition value or "
+                                 "initial-default", location_, path, target.id);
         }
         node.fill = arrow::MakeNullScalar(node.target_type);
       }
@@ -195,9 +203,11 @@ class PlanBuilder {
         return node;
       }
       default: {
-        if (ftype.num_fields() != 0 || !Readable(*file->type(), ttype)) return mismatch();
+        if (ftype.num_fields() != 0 || !Readable(*file->type(), ttype, v3_promotions_)) return mismatch();
         leaves.push_back(first_leaf);
-        if (struct_path) stats.push_back(Plan::StatColumn{target.id, first_leaf, &ttype});
+        // A date read as a timestamp has date statistics, which are not the target type's bounds.
+        const bool promoted_date = ftype.id() == arrow::Type::DATE32 && ttype.id() != TypeId::kDate;
+        if (struct_path && !promoted_date) stats.push_back(Plan::StatColumn{target.id, first_leaf, &ttype});
         return node;
       }
     }
@@ -224,6 +234,8 @@ class PlanBuilder {
  private:
   bool by_id_;
   std::string location_;
+  const std::map<int32_t, iceberg::Literal>& constants_;
+  bool v3_promotions_;
 };
 
 Result<std::shared_ptr<arrow::ArrayData>> ConvertNode(const Node& node, const std::shared_ptr<arrow::ArrayData>& file,
@@ -384,7 +396,7 @@ Result<std::unique_ptr<ParquetDataReader>> ParquetDataReader::Open(std::shared_p
   r->by_field_id_ = !r->options_.ignore_field_ids && AnyFieldId(file_schema->fields());
   std::shared_ptr<const NameMapping> mapping = r->options_.name_mapping;
   if (!r->by_field_id_ && !mapping) mapping = std::make_shared<NameMapping>(NameMapping::FromSchema(*r->read_schema_));
-  PlanBuilder builder(r->by_field_id_, r->location_);
+  PlanBuilder builder(r->by_field_id_, r->location_, r->options_);
   r->plan_ = std::make_unique<Plan>();
   const std::vector<MappedField>* top_scope = mapping ? &mapping->fields() : nullptr;
   for (const auto& target : r->read_schema_->fields()) {

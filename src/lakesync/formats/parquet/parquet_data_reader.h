@@ -4,10 +4,12 @@
 // elements, map keys/values), so renamed columns are still found. Files without any field ids (e.g.
 // imported ones) are matched through a name mapping (table property `schema.name-mapping.default`)
 // or, when none is given, by the read schema's current column names. A field absent from the file
-// reads as its v3 `initial-default` or as nulls; a required field that is absent without a default
-// is an error. Type promotions the spec allows are applied (int → long, float → double, decimal
-// precision widening); any other type difference (e.g. date → timestamp) is an error naming the
-// column. Timestamps stored in another unit (ms, ns, INT96) are converted to the Iceberg unit.
+// reads as the value the caller supplies for it (`ParquetReadOptions::constants`: identity partition
+// values), else as its v3 `initial-default`, else as nulls; a required field that is absent without
+// any value is an error naming the file and the column (spec "Column Projection"). Type promotions
+// the spec allows are applied (int → long, float → double, decimal precision widening, and date →
+// timestamp with `v3_promotions`); any other type difference is an error naming the column. Timestamps stored in another
+// unit (ms, ns, INT96) are converted to the Iceberg unit.
 //
 // Batches come out in exactly ToArrowSchema(read schema), one row group at a time (bounded memory),
 // never spanning row groups, each with the file position of its first row (what position deletes
@@ -26,9 +28,9 @@
 #include <string>
 #include <vector>
 
-#include "lakesync/formats/parquet/name_mapping.h"
 #include "lakesync/iceberg/model/data_file.h"
 #include "lakesync/iceberg/model/literal.h"
+#include "lakesync/iceberg/model/name_mapping.h"
 #include "lakesync/iceberg/model/schema.h"
 
 namespace parquet::arrow {
@@ -39,6 +41,11 @@ class RecordBatchReader;
 }
 
 namespace lakesync::parquet_io {
+
+// Files without field ids are matched through the table's name mapping, an Iceberg table property
+// (iceberg/model/name_mapping.h).
+using iceberg::MappedField;
+using iceberg::NameMapping;
 
 struct RowGroupInfo {
   int index = 0;
@@ -79,6 +86,14 @@ struct ParquetReadOptions {
   // field ids: Delta tables without id column mapping name their columns, and a file's ids may
   // come from another system.
   bool ignore_field_ids = false;
+  // Values for fields of the read schema that the file does not hold, by field id, used before
+  // initial-default: the identity partition values of the data file (see iceberg/scan). Promoted to
+  // the field's type where the spec allows (a value written before int → long).
+  std::map<int32_t, iceberg::Literal> constants;
+  // The type promotions format version 3 adds: a date column read as timestamp or timestamp_ns
+  // (midnight; not the zoned types, which the spec excludes). Off for v1/v2 tables, where such a
+  // schema change is not allowed.
+  bool v3_promotions = false;
   arrow::MemoryPool* pool = nullptr;
   // What the file's manifest entry says about it (ExpectManifestEntry): its row count, and the field
   // ids it has column metrics for. A file whose footer disagrees — fewer rows, or a read-schema column

@@ -16,7 +16,6 @@
 #include <memory>
 #include <string>
 
-#include "lakesync/formats/parquet/metrics_config.h"
 #include "lakesync/formats/parquet/parquet_metrics.h"
 #include "lakesync/formats/parquet/parquet_properties.h"
 #include "lakesync/iceberg/model/schema.h"

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "lakesync/formats/parquet/metrics_config.h"
 #include "lakesync/iceberg/model/data_file.h"
+#include "lakesync/iceberg/model/metrics_config.h"
 #include "lakesync/iceberg/model/schema.h"
 
 namespace parquet {
@@ -26,6 +26,14 @@ class FileMetaData;
 }
 
 namespace lakesync::parquet_io {
+
+// Which metrics a column records is an Iceberg table setting (iceberg/model/metrics_config.h).
+using iceberg::MetricsConfig;
+using iceberg::MetricsMode;
+using iceberg::TruncateBinaryLower;
+using iceberg::TruncateBinaryUpper;
+using iceberg::TruncateUtf8Lower;
+using iceberg::TruncateUtf8Upper;
 
 struct ParquetFileMetrics {
   int64_t record_count = 0;

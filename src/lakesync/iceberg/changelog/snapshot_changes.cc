@@ -11,6 +11,7 @@
 #include <arrow/record_batch.h>
 #include <arrow/scalar.h>
 #include <arrow/type.h>
+#include <arrow/util/bit_util.h>
 #include <arrow/util/byte_size.h>
 #include <arrow/util/hashing.h>
 
@@ -25,7 +26,8 @@
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/iceberg/changelog/changelog_internal.h"
 #include "lakesync/iceberg/expr/row_filter.h"
-#include "lakesync/table/delete_loader.h"
+#include "lakesync/iceberg/model/key_columns.h"
+#include "lakesync/iceberg/scan/data_file_reader.h"
 
 namespace lakesync::changelog {
 namespace {
@@ -36,10 +38,7 @@ using table::FileScanTask;
 
 enum Side : uint8_t { kNone = 0, kDelete = 1, kInsert = 2 };
 
-struct Hash128 {
-  uint64_t a = 0, b = 0;
-  bool operator==(const Hash128& o) const { return a == o.a && b == o.b; }
-};
+using iceberg::Hash128;
 
 // What may have changed for one data file between the parent's plan and the snapshot's.
 struct FileChange {
@@ -75,109 +74,25 @@ bool SameDeleteFiles(const FileScanTask& a, const FileScanTask& b) {
          PathsOf(a.equality_deletes) == PathsOf(b.equality_deletes);
 }
 
-uint64_t Mix64(uint64_t x) {  // splitmix64's finaliser
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ULL;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBULL;
-  x ^= x >> 31;
-  return x;
-}
-
-// 128-bit hashes of rows, computed column by column over a whole batch: each value is hashed into
-// two independently seeded 64-bit lanes and folded into the row's lanes in column order. Values are
-// taken by their bits (floating-point NaNs canonicalised); nested values by their text form (rare in
-// keys, and only equality matters).
+// 128-bit hashes of rows over some of their columns, by the one key encoder
+// (iceberg/model/key_columns.h): equal values (nulls equal, NaNs canonical) hash alike.
 class RowHasher {
  public:
   explicit RowHasher(std::vector<int> columns) : columns_(std::move(columns)) {}
 
   Status HashRows(const arrow::RecordBatch& batch, std::vector<Hash128>& out) const {
-    const int64_t n = batch.num_rows();
-    out.assign(static_cast<size_t>(n), Hash128{0x243F6A8885A308D3ULL, 0x13198A2E03707344ULL});
-    for (int c : columns_) ARROW_RETURN_NOT_OK(Fold(*batch.column(c), out));
+    std::vector<std::shared_ptr<arrow::Array>> arrays;
+    for (int c : columns_) arrays.push_back(batch.column(c));
+    ARROW_ASSIGN_OR_RAISE(auto keys, iceberg::KeyColumns::Make(std::move(arrays)));
+    if (columns_.empty()) {
+      out.assign(static_cast<size_t>(batch.num_rows()), Hash128{1, 1});
+      return Status::OK();
+    }
+    keys.HashRows128(out);
     return Status::OK();
   }
 
  private:
-  static void Combine(Hash128& h, uint64_t a, uint64_t b) {
-    h.a = Mix64((h.a ^ a) * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL);
-    h.b = Mix64((h.b ^ b) * 0xC2B2AE3D27D4EB4FULL + 0x165667B19E3779F9ULL);
-  }
-  static void CombineWord(Hash128& h, uint64_t v) { Combine(h, Mix64(v + 0x9FB21C651E98DF25ULL), Mix64(v ^ 0xD6E8FEB86659FD93ULL)); }
-  static void CombineBytes(Hash128& h, const void* data, int64_t size) {
-    Combine(h, arrow::internal::ComputeStringHash<0>(data, size), arrow::internal::ComputeStringHash<1>(data, size));
-  }
-
-  static Status Fold(const arrow::Array& column, std::vector<Hash128>& out) {
-    const int64_t n = column.length();
-    const bool nulls = column.null_count() > 0;
-    auto null_at = [&](int64_t i) { return nulls && column.IsNull(i); };
-    constexpr uint64_t kNull = 0x6A09E667F3BCC908ULL;
-    const auto id = column.type_id();
-    if (id == arrow::Type::BOOL) {
-      const auto& b = static_cast<const arrow::BooleanArray&>(column);
-      for (int64_t i = 0; i < n; ++i) CombineWord(out[i], null_at(i) ? kNull : (b.Value(i) ? 1 : 2));
-      return Status::OK();
-    }
-    if (id == arrow::Type::FLOAT || id == arrow::Type::DOUBLE) {
-      for (int64_t i = 0; i < n; ++i) {
-        if (null_at(i)) {
-          CombineWord(out[i], kNull);
-          continue;
-        }
-        double v = id == arrow::Type::FLOAT ? static_cast<const arrow::FloatArray&>(column).Value(i)
-                                            : static_cast<const arrow::DoubleArray&>(column).Value(i);
-        if (std::isnan(v)) v = std::numeric_limits<double>::quiet_NaN();
-        uint64_t bits;
-        std::memcpy(&bits, &v, sizeof(bits));
-        CombineWord(out[i], bits);
-      }
-      return Status::OK();
-    }
-    if (id == arrow::Type::STRING || id == arrow::Type::BINARY || id == arrow::Type::LARGE_STRING ||
-        id == arrow::Type::LARGE_BINARY) {
-      const bool large = id == arrow::Type::LARGE_STRING || id == arrow::Type::LARGE_BINARY;
-      for (int64_t i = 0; i < n; ++i) {
-        if (null_at(i)) {
-          CombineWord(out[i], kNull);
-          continue;
-        }
-        const std::string_view v = large ? static_cast<const arrow::LargeBinaryArray&>(column).GetView(i)
-                                         : static_cast<const arrow::BinaryArray&>(column).GetView(i);
-        CombineBytes(out[i], v.data(), static_cast<int64_t>(v.size()));
-      }
-      return Status::OK();
-    }
-    const auto* fixed = dynamic_cast<const arrow::FixedWidthType*>(column.type().get());
-    if (fixed && fixed->bit_width() % 8 == 0 && column.data()->buffers.size() >= 2 && column.data()->buffers[1]) {
-      const int64_t width = fixed->bit_width() / 8;
-      const uint8_t* values = column.data()->buffers[1]->data() + column.offset() * width;
-      for (int64_t i = 0; i < n; ++i) {
-        if (null_at(i)) {
-          CombineWord(out[i], kNull);
-        } else if (width <= 8) {
-          uint64_t v = 0;
-          std::memcpy(&v, values + i * width, static_cast<size_t>(width));
-          CombineWord(out[i], v);
-        } else {
-          CombineBytes(out[i], values + i * width, width);
-        }
-      }
-      return Status::OK();
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      if (null_at(i)) {
-        CombineWord(out[i], kNull);
-        continue;
-      }
-      ARROW_ASSIGN_OR_RAISE(auto scalar, column.GetScalar(i));
-      const std::string text = scalar->ToString();
-      CombineBytes(out[i], text.data(), static_cast<int64_t>(text.size()));
-    }
-    return Status::OK();
-  }
-
   std::vector<int> columns_;
 };
 
@@ -259,74 +174,48 @@ struct SidedBatch {
 class FileCursor {
  public:
   // Null (and nothing read) when the file cannot contribute a change.
-  static Result<std::unique_ptr<FileCursor>> Open(ChangelogSource::Shared& shared, table::DeleteLoader& loader,
+  static Result<std::unique_ptr<FileCursor>> Open(ChangelogSource::Shared& shared,
+                                                  const std::shared_ptr<const iceberg::ScanContext>& context,
                                                   const FileChange& change) {
-    std::unique_ptr<FileCursor> c(new FileCursor(shared));
-    const auto& path = change.file->file_path;
-    if (change.file->file_format != iceberg::FileFormat::kParquet) {
-      return Unsupported("data file format {} is not supported (lakesync reads Parquet)",
-                         iceberg::FileFormatName(change.file->file_format));
-    }
+    std::unique_ptr<FileCursor> c(new FileCursor());
     c->has_before_ = change.before != nullptr;
     c->has_after_ = change.after != nullptr;
     std::optional<puffin::PositionBitmap> candidates;  // positions that can change; unset: all
-    if (change.before && change.after) {
-      c->before_positions_ = *change.before_positions;
-      c->after_positions_ = *change.after_positions;
-      if (change.same_equality_deletes) {
-        puffin::PositionBitmap gone = c->after_positions_;
-        gone.AndNot(c->before_positions_);
-        puffin::PositionBitmap back = c->before_positions_;
-        back.AndNot(c->after_positions_);
-        gone.Or(back);
-        if (gone.IsEmpty()) return nullptr;
-        candidates = std::move(gone);
-      }
-    } else if (change.before) {
-      ARROW_ASSIGN_OR_RAISE(c->before_positions_, loader.DeletedPositions(path, change.before->deletion_vector,
-                                                                          change.before->position_deletes));
-    } else {
-      ARROW_ASSIGN_OR_RAISE(c->after_positions_, loader.DeletedPositions(path, change.after->deletion_vector,
-                                                                         change.after->position_deletes));
+    if (change.before && change.after && change.same_equality_deletes) {
+      puffin::PositionBitmap gone = *change.after_positions;
+      gone.AndNot(*change.before_positions);
+      puffin::PositionBitmap back = *change.before_positions;
+      back.AndNot(*change.after_positions);
+      gone.Or(back);
+      if (gone.IsEmpty()) return nullptr;
+      candidates = std::move(gone);
     }
-    auto load_equality = [&](const FileScanTask* task, std::vector<EqualitySet>& out) -> Status {
-      if (!task) return Status::OK();
-      for (const auto& file : task->equality_deletes) {
-        ARROW_ASSIGN_OR_RAISE(auto set, loader.EqualityDeletes(file));
-        EqualitySet entry{set, {}};
-        for (int32_t id : set->field_ids) {
-          const int index = shared.schema->TopLevelIndex(id);
-          if (index < 0) {
-            return Unsupported("equality delete file {} uses field {}, which the read schema does not have",
-                               file->file_path, id);
-          }
-          entry.columns.push_back(index);
-        }
-        out.push_back(std::move(entry));
-      }
-      return Status::OK();
-    };
-    ARROW_RETURN_NOT_OK(load_equality(change.before, c->before_equality_));
-    ARROW_RETURN_NOT_OK(load_equality(change.after, c->after_equality_));
-
-    parquet_io::ParquetReadOptions options;
-    options.batch_size = shared.batch_rows;
+    iceberg::DataFileReadOptions options;
+    options.filter = shared.filter;
+    options.deletes = iceberg::DataFileReadOptions::Deletes::kMask;
+    // One delete state per table state the file is live in, before first.
+    for (const auto& [task, positions] : {std::pair{change.before, &change.before_positions},
+                                          std::pair{change.after, &change.after_positions}}) {
+      if (!task) continue;
+      ARROW_ASSIGN_OR_RAISE(auto deletes,
+                            iceberg::DeleteFilter::Make(*context->deletes, *task, *positions ? &**positions : nullptr));
+      options.delete_states.push_back(std::move(deletes));
+    }
+    options.batch_rows = shared.batch_rows;
     options.use_threads = true;
-    parquet_io::ExpectManifestEntry(options, *change.file);
-    auto& io = *shared.table->io();
-    ARROW_ASSIGN_OR_RAISE(auto input, io.OpenInput(path, change.file->file_size_in_bytes));
-    ARROW_ASSIGN_OR_RAISE(c->reader_, parquet_io::ParquetDataReader::Open(input, path, shared.schema, options));
+    const FileScanTask& task = change.after ? *change.after : *change.before;
+    ARROW_ASSIGN_OR_RAISE(c->reader_, iceberg::DataFileReader::Open(context, task, options));
     if (candidates) {
       // Only a few positions can change: read just the row groups that hold them.
+      const auto& row_groups = c->reader_->file_reader().row_groups();
       std::vector<int> groups;
-      for (const auto& g : c->reader_->row_groups()) {
+      for (const auto& g : row_groups) {
         if (!candidates->ToVector(g.first_row, g.first_row + g.num_rows).empty()) groups.push_back(g.index);
       }
       if (groups.empty()) return nullptr;
-      if (groups.size() < c->reader_->row_groups().size()) {
+      if (groups.size() < row_groups.size()) {
         options.row_groups = groups;
-        ARROW_ASSIGN_OR_RAISE(input, io.OpenInput(path, change.file->file_size_in_bytes));
-        ARROW_ASSIGN_OR_RAISE(c->reader_, parquet_io::ParquetDataReader::Open(input, path, shared.schema, options));
+        ARROW_ASSIGN_OR_RAISE(c->reader_, iceberg::DataFileReader::Open(context, task, options));
       }
     }
     return c;
@@ -338,26 +227,20 @@ class FileCursor {
       if (!next) return std::nullopt;
       const auto& batch = next->batch;
       const int64_t n = batch->num_rows();
-      const int64_t first = next->first_row_position;
-      std::vector<uint8_t> before(static_cast<size_t>(n), has_before_ ? 1 : 0);
-      std::vector<uint8_t> after(static_cast<size_t>(n), has_after_ ? 1 : 0);
-      if (has_before_) ARROW_RETURN_NOT_OK(ApplyDeletes(*batch, first, before_positions_, before_equality_, before));
-      if (has_after_) ARROW_RETURN_NOT_OK(ApplyDeletes(*batch, first, after_positions_, after_equality_, after));
+      // The live masks come in state order: before (if live there), then after (if live there).
+      const arrow::Buffer* before = has_before_ ? next->live[0].get() : nullptr;
+      const arrow::Buffer* after = has_after_ ? next->live[has_before_ ? 1 : 0].get() : nullptr;
+      auto live = [&](bool has, const arrow::Buffer* mask, int64_t i) {
+        return has && (mask == nullptr || arrow::bit_util::GetBit(mask->data(), i));
+      };
       SidedBatch out;
       out.side.assign(static_cast<size_t>(n), kNone);
       for (int64_t i = 0; i < n; ++i) {
-        if (before[i] != after[i]) {
-          out.side[i] = before[i] ? kDelete : kInsert;
+        const bool was = live(has_before_, before, i);
+        const bool is = live(has_after_, after, i);
+        if (was != is) {
+          out.side[static_cast<size_t>(i)] = was ? kDelete : kInsert;
           ++out.changed;
-        }
-      }
-      if (out.changed > 0 && shared_.filter.op() != iceberg::Operation::kTrue) {
-        ARROW_ASSIGN_OR_RAISE(auto selected, iceberg::EvaluateRowFilter(shared_.filter, *batch));
-        for (int64_t i = 0; i < n; ++i) {
-          if (out.side[i] != kNone && !selected->Value(i)) {
-            out.side[i] = kNone;
-            --out.changed;
-          }
         }
       }
       if (out.changed == 0) continue;
@@ -367,46 +250,21 @@ class FileCursor {
   }
 
  private:
-  struct EqualitySet {
-    std::shared_ptr<const table::EqualityDeleteSet> set;
-    std::vector<int> columns;
-  };
+  FileCursor() = default;
 
-  explicit FileCursor(ChangelogSource::Shared& shared) : shared_(shared) {}
-
-  Status ApplyDeletes(const arrow::RecordBatch& batch, int64_t first, const puffin::PositionBitmap& positions,
-                      const std::vector<EqualitySet>& equality, std::vector<uint8_t>& live) {
-    const int64_t n = batch.num_rows();
-    if (!positions.IsEmpty()) {
-      for (int64_t pos : positions.ToVector(first, first + n)) live[static_cast<size_t>(pos - first)] = 0;
-    }
-    std::string key;
-    for (const auto& e : equality) {
-      for (int64_t i = 0; i < n; ++i) {
-        if (!live[i]) continue;
-        key.clear();
-        for (int c : e.columns) ARROW_RETURN_NOT_OK(table::AppendKeyValue(key, *batch.column(c), i));
-        if (e.set->keys.count(key)) live[i] = 0;
-      }
-    }
-    return Status::OK();
-  }
-
-  ChangelogSource::Shared& shared_;
   bool has_before_ = false, has_after_ = false;
-  puffin::PositionBitmap before_positions_, after_positions_;
-  std::vector<EqualitySet> before_equality_, after_equality_;
-  std::unique_ptr<parquet_io::ParquetDataReader> reader_;
+  std::unique_ptr<iceberg::DataFileReader> reader_;
 };
 
 class SnapshotChangeReader : public arrow::RecordBatchReader {
  public:
   SnapshotChangeReader(std::shared_ptr<ChangelogSource::Shared> shared, PendingSnapshot pending,
                        std::shared_ptr<const PlanMap> before_plan, std::shared_ptr<const PlanMap> after_plan,
-                       std::vector<FileChange> changes, bool netting)
+                       std::vector<FileChange> changes, bool netting,
+                       std::shared_ptr<const iceberg::ScanContext> context)
       : shared_(std::move(shared)), pending_(std::move(pending)), before_plan_(std::move(before_plan)),
         after_plan_(std::move(after_plan)), changes_(std::move(changes)), netting_(netting),
-        loader_(shared_->table->io(), shared_->schema), row_hasher_(AllColumns(*shared_)),
+        context_(std::move(context)), row_hasher_(AllColumns(*shared_)),
         key_hasher_(shared_->key_columns) {
     for (const auto& c : changes_) {
       if (c.before && c.after) {
@@ -441,7 +299,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
       if (!cursor_) {
         if (next_change_ >= changes_.size()) return Finish();
         const FileChange& change = changes_[next_change_++];
-        LS_ASSIGN_OR_RAISE_CTX(cursor_, FileCursor::Open(*shared_, loader_, change),
+        LS_ASSIGN_OR_RAISE_CTX(cursor_, FileCursor::Open(*shared_, context_, change),
                                "reading data file {} for snapshot {} of {}", change.file->file_path,
                                pending_.snapshot->snapshot_id, shared_->table->name());
         current_path_ = change.file->file_path;
@@ -527,7 +385,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   // cancel (identical DELETE and INSERT) and how many of each key's remaining rows pair into updates.
   Status CountPass() {
     for (const auto& change : changes_) {
-      LS_ASSIGN_OR_RAISE_CTX(auto cursor, FileCursor::Open(*shared_, loader_, change), "reading data file {}",
+      LS_ASSIGN_OR_RAISE_CTX(auto cursor, FileCursor::Open(*shared_, context_, change), "reading data file {}",
                              change.file->file_path);
       if (!cursor) continue;
       ++stats_.files_read;
@@ -679,7 +537,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   std::shared_ptr<const PlanMap> before_plan_, after_plan_;  // keep the tasks changes_ points at alive
   std::vector<FileChange> changes_;
   bool netting_;
-  table::DeleteLoader loader_;
+  std::shared_ptr<const iceberg::ScanContext> context_;  // the snapshot's: one delete loader for all its files
   RowHasher row_hasher_, key_hasher_;
   FlatMap<RowCount> rows_;
   FlatMap<KeyCount> keys_;
@@ -726,7 +584,9 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshotChanges(std::share
   if (snapshot->operation() != "replace") {
     ARROW_ASSIGN_OR_RAISE(before, shared->PlanOf(parent));
     ARROW_ASSIGN_OR_RAISE(after, shared->PlanOf(snapshot));
-    table::DeleteLoader loader(shared->table->io(), shared->schema);
+    LS_ASSIGN_OR_RAISE_CTX(auto context, iceberg::ScanContext::Make(shared->table->io(), m, shared->schema),
+                           "reading {}", shared->table->name());
+    auto& loader = *context->deletes;
     std::vector<FileChange> removed, changed, added;
     for (const auto& [path, task] : *after) {
       auto it = before->find(path);
@@ -755,9 +615,10 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshotChanges(std::share
     for (auto* group : {&removed, &changed, &added}) {
       for (auto& c : *group) changes.push_back(std::move(c));
     }
-    return std::make_shared<SnapshotChangeReader>(shared, pending, before, after, std::move(changes), netting);
+    return std::make_shared<SnapshotChangeReader>(shared, pending, before, after, std::move(changes), netting,
+                                                  std::move(context));
   }
-  return std::make_shared<SnapshotChangeReader>(shared, pending, before, after, std::move(changes), false);
+  return std::make_shared<SnapshotChangeReader>(shared, pending, before, after, std::move(changes), false, nullptr);
 }
 
 }  // namespace lakesync::changelog

@@ -250,8 +250,12 @@ json SnapshotToJson(const Snapshot& s) {
   json j = {{"snapshot-id", s.snapshot_id},
             {"sequence-number", s.sequence_number},
             {"timestamp-ms", s.timestamp_ms},
-            {"manifest-list", s.manifest_list},
             {"summary", s.summary}};
+  if (s.manifest_list.empty() && !s.manifests.empty()) {
+    j["manifests"] = s.manifests;  // a v1 snapshot without a manifest list keeps its inline form
+  } else {
+    j["manifest-list"] = s.manifest_list;
+  }
   if (s.parent_snapshot_id) j["parent-snapshot-id"] = *s.parent_snapshot_id;
   if (s.schema_id) j["schema-id"] = *s.schema_id;
   if (s.first_row_id) j["first-row-id"] = *s.first_row_id;
@@ -270,8 +274,13 @@ Result<SnapshotPtr> SnapshotFromJson(const json& j) {
   ARROW_ASSIGN_OR_RAISE(s->timestamp_ms, Get<int64_t>(j, "timestamp-ms", what));
   if (j.contains("manifest-list")) {
     ARROW_ASSIGN_OR_RAISE(s->manifest_list, Get<std::string>(j, "manifest-list", what));
-  } else if (j.contains("manifests")) {
-    return Unsupported("{} lists its manifests inline (a v1 feature lakesync does not read)", what);
+  } else if (auto it = j.find("manifests"); it != j.end()) {
+    // v1: the manifests listed inline, without a manifest list.
+    if (!it->is_array()) return Corrupt("{}: 'manifests' must be an array of manifest paths", what);
+    for (const auto& path : *it) {
+      if (!path.is_string()) return Corrupt("{}: 'manifests' must be an array of manifest paths", what);
+      s->manifests.push_back(path.get<std::string>());
+    }
   } else {
     return Corrupt("{} is missing 'manifest-list'", what);
   }

@@ -323,6 +323,32 @@ bool LiteralMatchesType(const Literal& lit, const Type& type) {
   }
 }
 
+Result<Literal> PromoteLiteral(const Literal& lit, const Type& type) {
+  if (LiteralMatchesType(lit, type)) return lit;
+  const auto& v = lit.value();
+  switch (type.id()) {
+    case TypeId::kLong:
+      if (std::holds_alternative<int32_t>(v)) return Literal(int64_t{std::get<int32_t>(v)});
+      break;
+    case TypeId::kDouble:
+      if (std::holds_alternative<float>(v)) return Literal(static_cast<double>(std::get<float>(v)));
+      break;
+    // Only to timestamps without a zone: a date is not an instant (spec "Schema Evolution").
+    case TypeId::kTimestamp:
+      if (std::holds_alternative<int32_t>(v)) return Literal(int64_t{std::get<int32_t>(v)} * 86400LL * 1000000LL);
+      break;
+    case TypeId::kTimestampNs:
+      if (std::holds_alternative<int32_t>(v)) {
+        return Literal(int64_t{std::get<int32_t>(v)} * 86400LL * 1000000000LL);
+      }
+      break;
+    default:
+      break;
+  }
+  return InvalidArgument("a value stored under another type cannot be read as {} (not a type promotion the spec "
+                         "allows)", type.ToString());
+}
+
 int Literal::Compare(const Literal& other) const {
   if (is_null() || other.is_null()) return Cmp(other.is_null(), is_null());
   return std::visit(

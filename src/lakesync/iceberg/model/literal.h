@@ -66,6 +66,12 @@ class Literal {
 // Checks that a literal holds the storage alternative the type expects (null is always allowed).
 bool LiteralMatchesType(const Literal& literal, const Type& type);
 
+// A value stored under an older type, as a value of `type` after the type promotions the spec allows
+// (int → long, float → double, decimal precision widening, v3 date → timestamp/timestamp_ns at
+// midnight; not to the zoned timestamps, which the spec excludes): e.g. a partition value written before its source column was widened. A literal that
+// already matches `type` is returned as it is. Returns InvalidArgument for any other difference.
+Result<Literal> PromoteLiteral(const Literal& literal, const Type& type);
+
 // Text helpers shared by the literal codecs, the CLI and filters.
 std::string FormatDate(int32_t days_since_epoch);                  // 2017-11-16
 std::string FormatTime(int64_t micros_of_day);                     // 22:31:08.123456

@@ -102,4 +102,21 @@ std::string Schema::ToString() const {
   return out + "}";
 }
 
+SchemaPtr PositionDeleteSchema() {
+  static const SchemaPtr kSchema = [] {
+    NestedField path;
+    path.id = kDeleteFilePathFieldId;
+    path.name = "file_path";
+    path.required = true;
+    path.type = Type::String();
+    NestedField pos;
+    pos.id = kDeleteFilePosFieldId;
+    pos.name = "pos";
+    pos.required = true;
+    pos.type = Type::Long();
+    return std::make_shared<const Schema>(0, std::vector<NestedField>{path, pos});
+  }();
+  return kSchema;
+}
+
 }  // namespace lakesync::iceberg

@@ -55,4 +55,12 @@ class Schema {
 
 using SchemaPtr = std::shared_ptr<const Schema>;
 
+// Reserved field ids of position delete files (spec "Position Delete Files", "Reserved Field IDs").
+inline constexpr int32_t kDeleteFilePathFieldId = 2147483546;
+inline constexpr int32_t kDeleteFilePosFieldId = 2147483545;
+
+// {2147483546 file_path: required string, 2147483545 pos: required long}: what position delete
+// files hold (written by iceberg/write, read by iceberg/scan).
+SchemaPtr PositionDeleteSchema();
+
 }  // namespace lakesync::iceberg

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace lakesync::iceberg {
 
@@ -21,6 +22,9 @@ struct Snapshot {
   int64_t sequence_number = 0;
   int64_t timestamp_ms = 0;
   std::string manifest_list;
+  // v1 only: manifests listed inline instead of a manifest list (empty when manifest_list is set);
+  // iceberg/manifest/snapshot_manifests.h reads either form.
+  std::vector<std::string> manifests;
   std::map<std::string, std::string> summary;  // always holds "operation"
   std::optional<int32_t> schema_id;
   std::optional<int64_t> first_row_id;  // v3

@@ -15,23 +15,6 @@ constexpr int64_t kBatchRows = 64 * 1024;
 
 }  // namespace
 
-SchemaPtr PositionDeleteSchema() {
-  static const SchemaPtr kSchema = [] {
-    NestedField path;
-    path.id = kDeleteFilePathFieldId;
-    path.name = "file_path";
-    path.required = true;
-    path.type = Type::String();
-    NestedField pos;
-    pos.id = kDeleteFilePosFieldId;
-    pos.name = "pos";
-    pos.required = true;
-    pos.type = Type::Long();
-    return std::make_shared<const Schema>(0, std::vector<NestedField>{path, pos});
-  }();
-  return kSchema;
-}
-
 Result<std::unique_ptr<PositionDeleteWriter>> PositionDeleteWriter::Make(PositionDeleteWriterOptions options) {
   if (options.location.empty()) return InvalidArgument("a position delete writer needs a file location");
   if (!options.output_factory) return InvalidArgument("a position delete writer needs an output factory");

@@ -18,12 +18,6 @@
 
 namespace lakesync::iceberg {
 
-inline constexpr int32_t kDeleteFilePathFieldId = 2147483546;
-inline constexpr int32_t kDeleteFilePosFieldId = 2147483545;
-
-// {2147483546 file_path: required string, 2147483545 pos: required long}
-SchemaPtr PositionDeleteSchema();
-
 struct PositionDeleteWriterOptions {
   std::string location;            // where the delete file goes (see FileNamer, deletes = true)
   OutputFactory output_factory;

@@ -1,106 +1,53 @@
-#include "lakesync/table/delete_loader.h"
+#include "lakesync/iceberg/scan/delete_loader.h"
 
 #include <arrow/array.h>
-#include <arrow/io/interfaces.h>
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
 
-#include <cmath>
-#include <cstring>
+#include <algorithm>
 
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/formats/puffin/deletion_vector_file.h"
 #include "lakesync/formats/puffin/puffin_reader.h"
-#include "lakesync/iceberg/write/position_delete_writer.h"
 
-namespace lakesync::table {
+namespace lakesync::iceberg {
 namespace {
 
-template <typename T>
-void AppendRaw(std::string& key, T v) {
-  char buf[sizeof(T)];
-  std::memcpy(buf, &v, sizeof(T));
-  key.append(buf, sizeof(T));
-}
-
-Result<std::unique_ptr<parquet_io::ParquetDataReader>> OpenDeleteFile(const io::FileIO& io,
-                                                                      const iceberg::DataFile& file,
-                                                                      iceberg::SchemaPtr read_schema) {
-  if (file.file_format != iceberg::FileFormat::kParquet) {
-    return Unsupported("delete file {} is {}; lakesync reads Parquet delete files", file.file_path,
-                       iceberg::FileFormatName(file.file_format));
-  }
-  ARROW_ASSIGN_OR_RAISE(auto input, io.OpenInput(file.file_path, file.file_size_in_bytes));
-  parquet_io::ParquetReadOptions options;
-  parquet_io::ExpectManifestEntry(options, file);
-  return parquet_io::ParquetDataReader::Open(std::move(input), file.file_path, std::move(read_schema), options);
-}
+// How many unions of equality delete files a loader keeps (see merged_).
+constexpr size_t kMergedSetsKept = 4;
 
 }  // namespace
 
-Status AppendKeyValue(std::string& key, const arrow::Array& column, int64_t row) {
-  if (column.IsNull(row)) {
-    key.push_back('\0');
-    return Status::OK();
+std::map<int32_t, Literal> IdentityPartitionValues(const DataFile& file, const PartitionSpec* spec) {
+  std::map<int32_t, Literal> out;
+  if (spec == nullptr) return out;
+  const auto& fields = spec->fields();
+  for (size_t i = 0; i < fields.size() && i < file.partition.size(); ++i) {
+    if (fields[i].transform.kind() != Transform::Kind::kIdentity || file.partition[i].is_null()) continue;
+    // Two identity fields of one source hold the same value; the first wins.
+    out.emplace(fields[i].source_id, file.partition[i]);
   }
-  key.push_back('\1');
-  switch (column.type_id()) {
-    case arrow::Type::BOOL:
-      key.push_back(static_cast<const arrow::BooleanArray&>(column).Value(row) ? '\1' : '\0');
-      return Status::OK();
-    case arrow::Type::FLOAT: {
-      float v = static_cast<const arrow::FloatArray&>(column).Value(row);
-      if (std::isnan(v)) v = std::numeric_limits<float>::quiet_NaN();  // one NaN pattern
-      AppendRaw(key, v);
-      return Status::OK();
-    }
-    case arrow::Type::DOUBLE: {
-      double v = static_cast<const arrow::DoubleArray&>(column).Value(row);
-      if (std::isnan(v)) v = std::numeric_limits<double>::quiet_NaN();
-      AppendRaw(key, v);
-      return Status::OK();
-    }
-    case arrow::Type::STRING:
-    case arrow::Type::BINARY: {
-      const auto v = static_cast<const arrow::BinaryArray&>(column).GetView(row);
-      AppendRaw(key, static_cast<uint32_t>(v.size()));
-      key.append(v.data(), v.size());
-      return Status::OK();
-    }
-    case arrow::Type::LARGE_STRING:
-    case arrow::Type::LARGE_BINARY: {
-      const auto v = static_cast<const arrow::LargeBinaryArray&>(column).GetView(row);
-      AppendRaw(key, static_cast<uint32_t>(v.size()));
-      key.append(v.data(), v.size());
-      return Status::OK();
-    }
-    case arrow::Type::FIXED_SIZE_BINARY:
-    case arrow::Type::DECIMAL128: {
-      const auto v = static_cast<const arrow::FixedSizeBinaryArray&>(column).GetView(row);
-      key.append(v.data(), v.size());
-      return Status::OK();
-    }
-    default:
-      break;
-  }
-  const auto* fixed = dynamic_cast<const arrow::FixedWidthType*>(column.type().get());
-  if (fixed && column.type()->id() != arrow::Type::BOOL && fixed->bit_width() % 8 == 0) {
-    const int width = fixed->bit_width() / 8;
-    const auto* data = column.data()->GetValues<uint8_t>(1, 0);
-    key.append(reinterpret_cast<const char*>(data + (column.offset() + row) * width), static_cast<size_t>(width));
-    return Status::OK();
-  }
-  return Unsupported("equality deletes on columns of Arrow type {} are not supported", column.type()->ToString());
+  return out;
 }
 
 Result<std::shared_ptr<const DeleteLoader::PositionsByFile>> DeleteLoader::LoadPositionDeleteFile(
-    const iceberg::DataFilePtr& file) {
+    const DataFilePtr& file) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = position_files_.find(file->file_path); it != position_files_.end()) return it->second;
   }
+  if (file->file_format != FileFormat::kParquet) {
+    return Unsupported("position delete file {} is {}; lakesync reads Parquet delete files", file->file_path,
+                       FileFormatName(file->file_format));
+  }
   auto positions = std::make_shared<PositionsByFile>();
-  LS_ASSIGN_OR_RAISE_CTX(auto reader, OpenDeleteFile(*io_, *file, iceberg::PositionDeleteSchema()),
+  LS_ASSIGN_OR_RAISE_CTX(auto input, io_->OpenInput(file->file_path, file->file_size_in_bytes),
+                         "reading position delete file {}", file->file_path);
+  parquet_io::ParquetReadOptions options;
+  parquet_io::ExpectManifestEntry(options, *file);  // row count and size as the manifest records them
+  LS_ASSIGN_OR_RAISE_CTX(auto reader,
+                         parquet_io::ParquetDataReader::Open(std::move(input), file->file_path, PositionDeleteSchema(),
+                                                             std::move(options)),
                          "reading position delete file");
   while (true) {
     LS_ASSIGN_OR_RAISE_CTX(auto batch, reader->Next(), "reading position delete file {}", file->file_path);
@@ -133,7 +80,7 @@ Result<std::shared_ptr<const DeleteLoader::PositionsByFile>> DeleteLoader::LoadP
   return std::shared_ptr<const PositionsByFile>(positions);
 }
 
-Result<std::vector<std::string>> DeleteLoader::PositionDeleteTargets(const iceberg::DataFilePtr& file) {
+Result<std::vector<std::string>> DeleteLoader::PositionDeleteTargets(const DataFilePtr& file) {
   ARROW_ASSIGN_OR_RAISE(auto by_file, LoadPositionDeleteFile(file));
   std::vector<std::string> out;
   for (const auto& [path, positions] : *by_file) out.push_back(path);
@@ -141,7 +88,7 @@ Result<std::vector<std::string>> DeleteLoader::PositionDeleteTargets(const icebe
 }
 
 Result<std::shared_ptr<const puffin::FileMetadata>> DeleteLoader::PuffinFooter(
-    const std::shared_ptr<arrow::io::RandomAccessFile>& input, const iceberg::DataFile& dv) {
+    const std::shared_ptr<arrow::io::RandomAccessFile>& input, const DataFile& dv) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = puffin_footers_.find(dv.file_path); it != puffin_footers_.end()) return it->second;
@@ -156,9 +103,9 @@ Result<std::shared_ptr<const puffin::FileMetadata>> DeleteLoader::PuffinFooter(
   return footer;
 }
 
-Result<puffin::PositionBitmap> DeleteLoader::DeletedPositions(
-    const std::string& data_file, const iceberg::DataFilePtr& deletion_vector,
-    const std::vector<iceberg::DataFilePtr>& position_deletes) {
+Result<puffin::PositionBitmap> DeleteLoader::DeletedPositions(const std::string& data_file,
+                                                              const DataFilePtr& deletion_vector,
+                                                              const std::vector<DataFilePtr>& position_deletes) {
   puffin::PositionBitmap deleted;
   if (deletion_vector) {
     const auto& dv = *deletion_vector;
@@ -183,19 +130,22 @@ Result<puffin::PositionBitmap> DeleteLoader::DeletedPositions(
   return deleted;
 }
 
-Result<std::shared_ptr<const EqualityDeleteSet>> DeleteLoader::EqualityDeletes(const iceberg::DataFilePtr& file) {
+Result<std::shared_ptr<const EqualityDeleteSet>> DeleteLoader::EqualityDeletes(const DataFilePtr& file) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = equality_files_.find(file->file_path); it != equality_files_.end()) return it->second;
   }
+  if (file->file_format != FileFormat::kParquet) {
+    return Unsupported("equality delete file {} is {}; lakesync reads Parquet delete files", file->file_path,
+                       FileFormatName(file->file_format));
+  }
   auto set = std::make_shared<EqualityDeleteSet>();
   set->field_ids = file->equality_ids;
   if (set->field_ids.empty()) return Corrupt("equality delete file {} has no equality_ids", file->file_path);
-  std::vector<iceberg::NestedField> fields;
+  std::vector<NestedField> fields;
   for (int32_t id : set->field_ids) {
     if (schema_->TopLevelIndex(id) < 0) {
-      const auto* nested = schema_->FindFieldById(id);
-      if (!nested) {
+      if (!schema_->FindFieldById(id)) {
         return Unsupported("equality delete file {} uses field id {}, which is not in the table schema",
                            file->file_path, id);
       }
@@ -204,22 +154,70 @@ Result<std::shared_ptr<const EqualityDeleteSet>> DeleteLoader::EqualityDeletes(c
     }
     fields.push_back(schema_->fields()[static_cast<size_t>(schema_->TopLevelIndex(id))]);
   }
-  auto read_schema = std::make_shared<const iceberg::Schema>(0, fields);
-  LS_ASSIGN_OR_RAISE_CTX(auto reader, OpenDeleteFile(*io_, *file, read_schema), "reading equality delete file");
-  std::string key;
+  // Read in the table schema's types and equality_ids order, whatever the file's own column order:
+  // data rows are read the same way, so equal values encode alike.
+  auto read_schema = std::make_shared<const Schema>(0, fields);
+  parquet_io::ParquetReadOptions options;
+  parquet_io::ExpectManifestEntry(options, *file);
+  auto spec = specs_.find(file->spec_id);
+  options.constants = IdentityPartitionValues(*file, spec == specs_.end() ? nullptr : spec->second.get());
+  LS_ASSIGN_OR_RAISE_CTX(auto input, io_->OpenInput(file->file_path, file->file_size_in_bytes),
+                         "reading equality delete file {}", file->file_path);
+  LS_ASSIGN_OR_RAISE_CTX(auto reader, parquet_io::ParquetDataReader::Open(std::move(input), file->file_path,
+                                                                          read_schema, std::move(options)),
+                         "reading equality delete file");
   while (true) {
     LS_ASSIGN_OR_RAISE_CTX(auto batch, reader->Next(), "reading equality delete file {}", file->file_path);
     if (!batch) break;
-    const auto& b = *batch->batch;
-    for (int64_t i = 0; i < b.num_rows(); ++i) {
-      key.clear();
-      for (int c = 0; c < b.num_columns(); ++c) ARROW_RETURN_NOT_OK(AppendKeyValue(key, *b.column(c), i));
-      set->keys.insert(key);
-    }
+    ARROW_ASSIGN_OR_RAISE(auto keys, KeyColumns::Make(batch->batch->columns()));
+    set->keys.Insert(keys);
   }
   std::lock_guard<std::mutex> lock(mutex_);
   equality_files_[file->file_path] = set;
   return std::shared_ptr<const EqualityDeleteSet>(set);
 }
 
-}  // namespace lakesync::table
+Result<std::vector<std::shared_ptr<const EqualityDeleteSet>>> DeleteLoader::MergedEqualityDeletes(
+    const std::vector<DataFilePtr>& files) {
+  std::vector<std::shared_ptr<const EqualityDeleteSet>> out;
+  // Group by equality ids; a group of one file is that file's set.
+  std::map<std::vector<int32_t>, std::vector<DataFilePtr>> by_columns;
+  for (const auto& f : files) by_columns[f->equality_ids].push_back(f);
+  for (auto& [ids, group] : by_columns) {
+    if (group.size() == 1) {
+      ARROW_ASSIGN_OR_RAISE(auto set, EqualityDeletes(group.front()));
+      out.push_back(std::move(set));
+      continue;
+    }
+    std::vector<std::string> paths;
+    for (const auto& f : group) paths.push_back(f->file_path);
+    std::sort(paths.begin(), paths.end());
+    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = std::find_if(merged_.begin(), merged_.end(), [&](const auto& e) { return e.first == paths; });
+      if (it != merged_.end()) {
+        out.push_back(it->second);
+        continue;
+      }
+    }
+    std::vector<std::shared_ptr<const EqualityDeleteSet>> sets;
+    size_t total = 0;
+    for (const auto& f : group) {
+      ARROW_ASSIGN_OR_RAISE(auto set, EqualityDeletes(f));
+      total += set->keys.size();
+      sets.push_back(std::move(set));
+    }
+    auto merged = std::make_shared<EqualityDeleteSet>();
+    merged->field_ids = ids;
+    merged->keys.Reserve(total);
+    for (const auto& set : sets) merged->keys.Merge(set->keys);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (merged_.size() >= kMergedSetsKept) merged_.erase(merged_.begin());
+    merged_.emplace_back(paths, merged);
+    out.push_back(std::move(merged));
+  }
+  return out;
+}
+
+}  // namespace lakesync::iceberg

@@ -17,7 +17,7 @@
 
 #include "lakesync/iceberg/model/schema.h"
 
-namespace lakesync::parquet_io {
+namespace lakesync::iceberg {
 
 inline constexpr char kMetricsDefaultProperty[] = "write.metadata.metrics.default";
 inline constexpr char kMetricsColumnPrefix[] = "write.metadata.metrics.column.";
@@ -78,4 +78,4 @@ std::optional<std::string> TruncateUtf8Upper(std::string_view value, int32_t len
 std::string TruncateBinaryLower(std::string_view value, int32_t length);
 std::optional<std::string> TruncateBinaryUpper(std::string_view value, int32_t length);
 
-}  // namespace lakesync::parquet_io
+}  // namespace lakesync::iceberg

@@ -1,4 +1,4 @@
-#include "lakesync/formats/parquet/metrics_config.h"
+#include "lakesync/iceberg/model/metrics_config.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-namespace lakesync::parquet_io {
+namespace lakesync::iceberg {
 namespace {
 
 std::string Trimmed(std::string_view text) {
@@ -183,4 +183,4 @@ std::optional<std::string> TruncateBinaryUpper(std::string_view value, int32_t l
   return std::nullopt;
 }
 
-}  // namespace lakesync::parquet_io
+}  // namespace lakesync::iceberg

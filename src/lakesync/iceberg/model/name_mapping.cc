@@ -1,8 +1,8 @@
-#include "lakesync/formats/parquet/name_mapping.h"
+#include "lakesync/iceberg/model/name_mapping.h"
 
 #include <algorithm>
 
-namespace lakesync::parquet_io {
+namespace lakesync::iceberg {
 namespace {
 
 Result<std::vector<MappedField>> ParseFields(const nlohmann::json& json, const std::string& where) {
@@ -95,4 +95,4 @@ const MappedField* NameMapping::Find(const std::vector<MappedField>& level, std:
   return nullptr;
 }
 
-}  // namespace lakesync::parquet_io
+}  // namespace lakesync::iceberg

@@ -18,7 +18,7 @@
 
 #include "lakesync/iceberg/model/schema.h"
 
-namespace lakesync::parquet_io {
+namespace lakesync::iceberg {
 
 inline constexpr char kNameMappingProperty[] = "schema.name-mapping.default";
 
@@ -49,4 +49,4 @@ class NameMapping {
   std::vector<MappedField> fields_;
 };
 
-}  // namespace lakesync::parquet_io
+}  // namespace lakesync::iceberg

@@ -1,0 +1,395 @@
+#include "lakesync/iceberg/model/key_columns.h"
+
+#include <arrow/array.h>
+#include <arrow/extension_type.h>
+#include <arrow/scalar.h>
+#include <arrow/type.h>
+#include <arrow/util/bit_util.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace lakesync::iceberg {
+namespace {
+
+using Layout = KeyColumns::Layout;
+using Column = KeyColumns::Column;
+
+inline uint64_t Mix(uint64_t z) {
+  // splitmix64's finaliser: every input bit affects every output bit.
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+inline uint64_t Load(const uint8_t* p, size_t n) {
+  uint64_t v = 0;
+  std::memcpy(&v, p, n);
+  return v;
+}
+
+uint64_t HashBytes(const uint8_t* p, size_t n, uint64_t seed) {
+  uint64_t h = seed ^ (0x9e3779b97f4a7c15ULL * (n + 1));
+  while (n >= 8) {
+    h = Mix(h ^ Load(p, 8));
+    p += 8;
+    n -= 8;
+  }
+  if (n > 0) h = Mix(h ^ Load(p, n) ^ (uint64_t{n} << 56));
+  return h;
+}
+
+constexpr uint64_t kNullWord = 0x6A09E667F3BCC908ULL;
+constexpr uint64_t kSeedA = 0x243F6A8885A308D3ULL;
+constexpr uint64_t kSeedB = 0x13198A2E03707344ULL;
+
+std::shared_ptr<arrow::Array> Storage(std::shared_ptr<arrow::Array> array) {
+  while (array->type_id() == arrow::Type::EXTENSION) {
+    array = std::static_pointer_cast<arrow::ExtensionArray>(array)->storage();
+  }
+  return array;
+}
+
+inline bool NullAt(const Column& c, int64_t row) {
+  return c.validity != nullptr && !arrow::bit_util::GetBit(c.validity, c.offset + row);
+}
+
+// The canonical bits of a float or double (one NaN pattern).
+inline uint64_t FloatWord(const Column& c, int64_t r) {
+  if (c.layout == Layout::kFloat) {
+    float v;
+    std::memcpy(&v, c.data + r * 4, 4);
+    if (std::isnan(v)) v = std::numeric_limits<float>::quiet_NaN();
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    return bits;
+  }
+  double v;
+  std::memcpy(&v, c.data + r * 8, 8);
+  if (std::isnan(v)) v = std::numeric_limits<double>::quiet_NaN();
+  uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  return bits;
+}
+
+std::string_view BytesAt(const Column& c, int64_t row) {
+  const int64_t r = c.offset + row;
+  switch (c.layout) {
+    case Layout::kBinary32:
+      return {reinterpret_cast<const char*>(c.data) + c.offsets32[r], static_cast<size_t>(c.offsets32[r + 1] - c.offsets32[r])};
+    case Layout::kBinary64:
+      return {reinterpret_cast<const char*>(c.data) + c.offsets64[r], static_cast<size_t>(c.offsets64[r + 1] - c.offsets64[r])};
+    case Layout::kView:
+      return static_cast<const arrow::BinaryViewArray&>(*c.array).GetView(row);
+    default:
+      return {};
+  }
+}
+
+// The text form of a value of a type without a direct encoding (nested, dictionary).
+std::string TextAt(const Column& c, int64_t row) {
+  const arrow::Array& a = *c.array;
+  if (a.type_id() == arrow::Type::DICTIONARY) {
+    const auto& dict = static_cast<const arrow::DictionaryArray&>(a);
+    auto scalar = dict.dictionary()->GetScalar(dict.GetValueIndex(row));
+    return scalar.ok() ? (*scalar)->ToString() : std::string();
+  }
+  auto scalar = a.GetScalar(row);
+  return scalar.ok() ? (*scalar)->ToString() : std::string();
+}
+
+// One 64-bit lane of the hash of a non-null value.
+inline uint64_t ValueHash(const Column& c, int64_t row, uint64_t seed) {
+  const int64_t r = c.offset + row;
+  switch (c.layout) {
+    case Layout::kFixed:
+      return c.width <= 8 ? Mix(Load(c.data + r * c.width, static_cast<size_t>(c.width)) + seed + c.width)
+                          : HashBytes(c.data + r * c.width, static_cast<size_t>(c.width), seed);
+    case Layout::kFloat:
+    case Layout::kDouble:
+      return Mix(FloatWord(c, r) + seed);
+    case Layout::kBit:
+      return Mix((arrow::bit_util::GetBit(c.data, r) ? 0x51ULL : 0x17ULL) + seed);
+    case Layout::kBinary32:
+    case Layout::kBinary64:
+    case Layout::kView: {
+      const auto v = BytesAt(c, row);
+      return HashBytes(reinterpret_cast<const uint8_t*>(v.data()), v.size(), seed);
+    }
+    case Layout::kOther:
+    default: {
+      const std::string text = TextAt(c, row);
+      return HashBytes(reinterpret_cast<const uint8_t*>(text.data()), text.size(), seed ^ 0x5bd1e995ULL);
+    }
+  }
+}
+
+}  // namespace
+
+Result<KeyColumns> KeyColumns::Make(std::vector<std::shared_ptr<arrow::Array>> arrays) {
+  KeyColumns view;
+  for (size_t k = 0; k < arrays.size(); ++k) {
+    auto array = Storage(arrays[k]);
+    const auto& data = *array->data();
+    if (k == 0) {
+      view.length_ = data.length;
+    } else if (data.length != view.length_) {
+      return InvalidArgument("key columns of different lengths ({} and {})", view.length_, data.length);
+    }
+    Column c;
+    c.array = array;
+    c.offset = data.offset;
+    if (array->null_count() > 0 && !data.buffers.empty() && data.buffers[0]) c.validity = data.buffers[0]->data();
+    switch (data.type->id()) {
+      case arrow::Type::BOOL:
+        c.layout = Layout::kBit;
+        c.data = data.buffers[1] ? data.buffers[1]->data() : nullptr;
+        break;
+      case arrow::Type::FLOAT:
+        c.layout = Layout::kFloat;
+        c.data = data.buffers[1] ? data.buffers[1]->data() : nullptr;
+        break;
+      case arrow::Type::DOUBLE:
+        c.layout = Layout::kDouble;
+        c.data = data.buffers[1] ? data.buffers[1]->data() : nullptr;
+        break;
+      case arrow::Type::STRING:
+      case arrow::Type::BINARY:
+        c.layout = Layout::kBinary32;
+        c.offsets32 = data.GetValues<int32_t>(1, 0);
+        c.data = data.buffers[2] ? data.buffers[2]->data() : nullptr;
+        break;
+      case arrow::Type::LARGE_STRING:
+      case arrow::Type::LARGE_BINARY:
+        c.layout = Layout::kBinary64;
+        c.offsets64 = data.GetValues<int64_t>(1, 0);
+        c.data = data.buffers[2] ? data.buffers[2]->data() : nullptr;
+        break;
+      case arrow::Type::STRING_VIEW:
+      case arrow::Type::BINARY_VIEW:
+        c.layout = Layout::kView;
+        break;
+      case arrow::Type::NA:
+        c.layout = Layout::kOther;
+        c.validity = nullptr;
+        break;
+      default: {
+        const auto* fixed = dynamic_cast<const arrow::FixedWidthType*>(data.type.get());
+        if (fixed != nullptr && data.type->id() != arrow::Type::DICTIONARY && fixed->bit_width() % 8 == 0 &&
+            data.buffers.size() == 2 && data.buffers[1]) {
+          c.layout = Layout::kFixed;
+          c.width = fixed->bit_width() / 8;
+          c.data = data.buffers[1]->data();
+        } else {
+          c.layout = Layout::kOther;
+        }
+        break;
+      }
+    }
+    view.columns_.push_back(std::move(c));
+  }
+  if (view.columns_.size() == 1) {
+    const Column& c = view.columns_[0];
+    view.single_word_ = (c.layout == Layout::kFixed && c.width <= 8) || c.layout == Layout::kFloat ||
+                        c.layout == Layout::kDouble || c.layout == Layout::kBit;
+  }
+  return view;
+}
+
+bool KeyColumns::IsNull(int64_t row) const {
+  if (columns_.size() != 1) return false;
+  const Column& c = columns_[0];
+  return c.layout == Layout::kOther ? c.array->IsNull(row) : NullAt(c, row);
+}
+
+uint64_t KeyColumns::Word(int64_t row) const {
+  const Column& c = columns_[0];
+  const int64_t r = c.offset + row;
+  switch (c.layout) {
+    case Layout::kFloat:
+    case Layout::kDouble: return FloatWord(c, r);
+    case Layout::kBit: return arrow::bit_util::GetBit(c.data, r) ? 1 : 0;
+    default: return Load(c.data + r * c.width, static_cast<size_t>(c.width));
+  }
+}
+
+bool KeyColumns::Equal(int64_t i, int64_t j) const {
+  for (const Column& c : columns_) {
+    if (c.layout == Layout::kOther) {
+      const bool ni = c.array->IsNull(i), nj = c.array->IsNull(j);
+      if (ni != nj) return false;
+      if (!ni && TextAt(c, i) != TextAt(c, j)) return false;
+      continue;
+    }
+    const bool ni = NullAt(c, i), nj = NullAt(c, j);
+    if (ni || nj) {
+      if (ni != nj) return false;
+      continue;
+    }
+    const int64_t a = c.offset + i;
+    const int64_t b = c.offset + j;
+    switch (c.layout) {
+      case Layout::kFixed:
+        if (c.width == 8) {
+          if (Load(c.data + a * 8, 8) != Load(c.data + b * 8, 8)) return false;
+        } else if (std::memcmp(c.data + a * c.width, c.data + b * c.width, static_cast<size_t>(c.width)) != 0) {
+          return false;
+        }
+        break;
+      case Layout::kFloat:
+      case Layout::kDouble:
+        if (FloatWord(c, a) != FloatWord(c, b)) return false;
+        break;
+      case Layout::kBit:
+        if (arrow::bit_util::GetBit(c.data, a) != arrow::bit_util::GetBit(c.data, b)) return false;
+        break;
+      default:
+        if (BytesAt(c, i) != BytesAt(c, j)) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+void KeyColumns::AppendKey(int64_t row, std::string& out) const {
+  for (const Column& c : columns_) {
+    const bool null = c.layout == Layout::kOther ? c.array->IsNull(row) : NullAt(c, row);
+    if (null) {
+      out.push_back('\0');
+      continue;
+    }
+    out.push_back('\1');
+    const int64_t r = c.offset + row;
+    switch (c.layout) {
+      case Layout::kFixed:
+        out.append(reinterpret_cast<const char*>(c.data + r * c.width), static_cast<size_t>(c.width));
+        break;
+      case Layout::kFloat: {
+        const auto bits = static_cast<uint32_t>(FloatWord(c, r));
+        out.append(reinterpret_cast<const char*>(&bits), 4);
+        break;
+      }
+      case Layout::kDouble: {
+        const uint64_t bits = FloatWord(c, r);
+        out.append(reinterpret_cast<const char*>(&bits), 8);
+        break;
+      }
+      case Layout::kBit:
+        out.push_back(arrow::bit_util::GetBit(c.data, r) ? '\1' : '\0');
+        break;
+      case Layout::kBinary32:
+      case Layout::kBinary64:
+      case Layout::kView: {
+        const auto v = BytesAt(c, row);
+        const auto size = static_cast<uint32_t>(v.size());
+        out.append(reinterpret_cast<const char*>(&size), sizeof(size));
+        out.append(v.data(), v.size());
+        break;
+      }
+      case Layout::kOther: {
+        const std::string text = TextAt(c, row);
+        const auto size = static_cast<uint32_t>(text.size());
+        out.append(reinterpret_cast<const char*>(&size), sizeof(size));
+        out.append(text);
+        break;
+      }
+    }
+  }
+}
+
+std::vector<uint64_t> KeyColumns::HashRows(uint64_t seed) const {
+  std::vector<uint64_t> out(static_cast<size_t>(length_), Mix(seed));
+  const uint64_t lane = Mix(seed ^ kSeedA);
+  for (const Column& c : columns_) {
+    const bool nulls = c.layout == Layout::kOther ? c.array->null_count() > 0 : c.validity != nullptr;
+    for (int64_t i = 0; i < length_; ++i) {
+      const bool null = nulls && (c.layout == Layout::kOther ? c.array->IsNull(i) : NullAt(c, i));
+      const uint64_t h = null ? kNullWord : ValueHash(c, i, lane);
+      out[static_cast<size_t>(i)] = Mix(out[static_cast<size_t>(i)] ^ h) + 0x632be59bd9b4e019ULL;
+    }
+  }
+  return out;
+}
+
+void KeyColumns::HashRows128(std::vector<Hash128>& out) const {
+  out.assign(static_cast<size_t>(length_), Hash128{kSeedA, kSeedB});
+  for (const Column& c : columns_) {
+    const bool nulls = c.layout == Layout::kOther ? c.array->null_count() > 0 : c.validity != nullptr;
+    for (int64_t i = 0; i < length_; ++i) {
+      Hash128& h = out[static_cast<size_t>(i)];
+      uint64_t a, b;
+      if (nulls && (c.layout == Layout::kOther ? c.array->IsNull(i) : NullAt(c, i))) {
+        a = Mix(kNullWord + kSeedA);
+        b = Mix(kNullWord ^ kSeedB);
+      } else {
+        a = ValueHash(c, i, kSeedA);
+        b = ValueHash(c, i, kSeedB);
+      }
+      h.a = Mix((h.a ^ a) * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL);
+      h.b = Mix((h.b ^ b) * 0xC2B2AE3D27D4EB4FULL + 0x165667B19E3779F9ULL);
+    }
+  }
+}
+
+void KeySet::Reserve(size_t n) {
+  words_.reserve(n);
+  encoded_.reserve(n);
+}
+
+void KeySet::Insert(const KeyColumns& keys) {
+  const int64_t n = keys.length();
+  if (keys.single_word()) {
+    words_.reserve(words_.size() + static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      if (keys.IsNull(i)) {
+        has_null_word_ = true;
+      } else {
+        words_.insert(keys.Word(i));
+      }
+    }
+    return;
+  }
+  encoded_.reserve(encoded_.size() + static_cast<size_t>(n));
+  std::string key;
+  for (int64_t i = 0; i < n; ++i) {
+    key.clear();
+    keys.AppendKey(i, key);
+    encoded_.insert(key);
+  }
+}
+
+void KeySet::Insert(const KeyColumns& keys, int64_t row) {
+  if (keys.single_word()) {
+    if (keys.IsNull(row)) {
+      has_null_word_ = true;
+    } else {
+      words_.insert(keys.Word(row));
+    }
+    return;
+  }
+  std::string key;
+  keys.AppendKey(row, key);
+  encoded_.insert(std::move(key));
+}
+
+bool KeySet::Contains(const KeyColumns& keys, int64_t row) const {
+  if (keys.single_word()) {
+    if (keys.IsNull(row)) return has_null_word_;
+    return words_.count(keys.Word(row)) > 0;
+  }
+  if (encoded_.empty()) return false;
+  // One buffer per thread: probes are per row and must not allocate.
+  thread_local std::string key;
+  key.clear();
+  keys.AppendKey(row, key);
+  return encoded_.count(key) > 0;
+}
+
+void KeySet::Merge(const KeySet& other) {
+  words_.insert(other.words_.begin(), other.words_.end());
+  has_null_word_ = has_null_word_ || other.has_null_word_;
+  encoded_.insert(other.encoded_.begin(), other.encoded_.end());
+}
+
+}  // namespace lakesync::iceberg

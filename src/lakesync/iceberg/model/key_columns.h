@@ -1,0 +1,101 @@
+// Equality of Iceberg values held in Arrow arrays: the one key encoder behind equality deletes (scan,
+// changelog, key resolution), key → position resolution in the sink, grouping a change stream by key
+// in the planner and the changelog's row and key hashes.
+//
+// Two values are equal exactly when their encodings are, and the rules are the spec's for equality
+// deletes: a null equals a null (an equality-delete null matches IS NULL); floating-point values
+// compare by bit pattern with every NaN the same (-0.0 and 0.0 differ, as in Java's comparators);
+// extension arrays (uuid) compare by their storage; strings and binaries compare by bytes whatever
+// their Arrow layout (32/64-bit offsets, views), so one value decoded differently by two files still
+// matches. Nested values (only the changelog's whole-row hashes meet them) compare by their text.
+//
+// Columns compared with each other must have the same Iceberg type; callers read both sides through
+// the same projection (the table schema), which guarantees it.
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "lakesync/common/status.h"
+
+namespace lakesync::iceberg {
+
+// 128 bits of a row's hash (two independently seeded 64-bit lanes).
+struct Hash128 {
+  uint64_t a = 0, b = 0;
+  bool operator==(const Hash128& o) const { return a == o.a && b == o.b; }
+};
+
+// A read-only view of one or more key columns of equal length. Holds the arrays it was made from.
+class KeyColumns {
+ public:
+  // Errors: InvalidArgument for columns of different lengths.
+  static Result<KeyColumns> Make(std::vector<std::shared_ptr<arrow::Array>> columns);
+
+  int64_t length() const { return length_; }
+  size_t num_columns() const { return columns_.size(); }
+
+  // Whether rows i and j hold equal keys.
+  bool Equal(int64_t i, int64_t j) const;
+  // Appends the byte encoding of row `row`'s key to `out`: equal keys give equal strings.
+  void AppendKey(int64_t row, std::string& out) const;
+  // One 64-bit hash per row; different seeds give independent hashes.
+  std::vector<uint64_t> HashRows(uint64_t seed) const;
+  // 128-bit hashes per row (where a collision must be unlikely among many millions of rows).
+  void HashRows128(std::vector<Hash128>& out) const;
+
+  // Keys of a single fixed-width column of at most 8 bytes (integers, dates, times, timestamps,
+  // floats, booleans, small decimals) are one machine word each: KeySet stores them as such.
+  bool single_word() const { return single_word_; }
+  bool IsNull(int64_t row) const;
+  // The word of a single-word key (floats with NaN canonicalised); undefined for a null row.
+  uint64_t Word(int64_t row) const;
+
+  enum class Layout { kFixed, kFloat, kDouble, kBit, kBinary32, kBinary64, kView, kOther };
+  struct Column {
+    Layout layout = Layout::kOther;
+    std::shared_ptr<arrow::Array> array;  // the storage array
+    const uint8_t* validity = nullptr;    // null when the column has no nulls
+    const uint8_t* data = nullptr;        // values (fixed, bit, binary bytes)
+    const int32_t* offsets32 = nullptr;
+    const int64_t* offsets64 = nullptr;
+    int64_t offset = 0;  // the array's slice offset
+    int32_t width = 0;   // bytes per value (kFixed)
+  };
+
+ private:
+  std::vector<Column> columns_;
+  int64_t length_ = 0;
+  bool single_word_ = false;
+};
+
+// A set of keys, built from and probed with KeyColumns of the same types. Single-word keys are kept
+// as words (no per-key allocation; the common case of one integer key column), others as their byte
+// encoding.
+class KeySet {
+ public:
+  KeySet() = default;
+
+  // Adds every row of `keys`, or one row.
+  void Insert(const KeyColumns& keys);
+  void Insert(const KeyColumns& keys, int64_t row);
+  bool Contains(const KeyColumns& keys, int64_t row) const;
+  // Adds every key of `other` (built from columns of the same types).
+  void Merge(const KeySet& other);
+
+  size_t size() const { return words_.size() + encoded_.size() + (has_null_word_ ? 1 : 0); }
+  bool empty() const { return size() == 0; }
+  void Reserve(size_t n);
+
+ private:
+  std::unordered_set<uint64_t> words_;
+  bool has_null_word_ = false;  // a null single-word key
+  std::unordered_set<std::string> encoded_;
+};
+
+}  // namespace lakesync::iceberg

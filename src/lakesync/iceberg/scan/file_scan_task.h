@@ -1,0 +1,22 @@
+// A file scan task (spec "Scan Planning"): one live data file of a snapshot with the delete files
+// that apply to it by the sequence-number rules. Planning (table/scan_planner.cc) makes them; the
+// data-file reader (data_file_reader.h) reads them. A task is an independent unit of work: it holds
+// everything needed to read its rows.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "lakesync/iceberg/model/data_file.h"
+
+namespace lakesync::iceberg {
+
+struct FileScanTask {
+  DataFilePtr file;
+  int64_t data_sequence_number = 0;
+  DataFilePtr deletion_vector;                // at most one: applies when seq(file) <= seq(DV)
+  std::vector<DataFilePtr> position_deletes;  // v2 position delete files (never with a DV)
+  std::vector<DataFilePtr> equality_deletes;  // seq(file) < seq(delete), same partition or global
+};
+
+}  // namespace lakesync::iceberg
