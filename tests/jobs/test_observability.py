@@ -67,8 +67,12 @@ def test_json_logs_carry_what_happened_as_fields(env):
     runs = [r for r in records if r.get("event") == "run"]
     assert [r["status"] for r in runs] == ["committed", "committed"], records
     changes = runs[-1]
-    assert changes["range"] == {"from": 1, "through": 2} and changes["target"] == "shop.orders_v2"
-    assert changes["rows"]["insert"] >= 0 and changes["rows"]["delete"] > 0 and changes["snapshot_id"]
+    assert (changes["from"], changes["through"]) == (1, 2) and changes["target"] == "shop.orders_v2"
+    assert changes["inserted"] >= 0 and changes["deleted"] > 0 and changes["snapshot_id"]
+    summary = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")][-1]
+    assert (changes["rows"], changes["inserted"], changes["updated"], changes["deleted"]) == (
+        summary["rows"]["total"], summary["rows"]["insert"], summary["rows"]["update_after"], summary["rows"]["delete"])
+    assert changes["snapshot_id"] == summary["snapshot_id"]
     assert "duration_seconds" in changes and changes["sink_id"]
     assert "deleted" in changes["message"] and "positions 1..2" in changes["message"]
     start = [r for r in records if r.get("event") == "start"]
@@ -282,3 +286,45 @@ def test_an_unreachable_object_store_fails_in_a_stated_time_with_a_clear_message
     p = env.lakesync("scan", "--delta", "gs://bucket/orders", "--catalog-config", config, check=False, timeout=120)
     assert p.returncode != 0
     assert "gcs.retry-limit-seconds" in p.stderr and "gs://bucket/orders" in p.stderr, p.stderr
+
+
+def test_metrics_listen_serves_prometheus_metrics(env):
+    requests = pytest.importorskip("requests")
+    parser = pytest.importorskip("prometheus_client.parser")
+    env.delta_create()
+    env.delta_change(1)
+    job = env.job_from_example("delta-cdf-to-iceberg-v2.yaml")
+    proc = env.popen("run", job, "--every", "1h", "--metrics-listen", "127.0.0.1:0")
+    out = StreamCollector(proc.stdout)
+    err = StreamCollector(proc.stderr)
+    try:
+        wait_for(lambda: err.has("Prometheus metrics at http://"), "the metrics address")
+        line = next(x for x in err.lines if "Prometheus metrics at http://" in x)
+        url = line[line.index("http://"):].split()[0]
+        wait_for(lambda: len([x for x in out.lines if x.startswith("{")]) == 2, "the import and the changes")
+        summaries = [json.loads(x) for x in out.lines if x.startswith("{")]
+
+        def scrape():
+            families = {f.name: f for f in parser.text_string_to_metric_families(requests.get(url, timeout=10).text)}
+            return {(s.name, s.labels.get("status") or s.labels.get("kind") or ""): s.value
+                    for f in families.values() for s in f.samples}
+
+        # Positions are taken when a run has ended: wait for the gauges of this one.
+        wait_for(lambda: scrape().get(("lakesync_job_running", "")) == 0
+                 and scrape().get(("lakesync_job_lag_commits", "")) == 0, "the end of the first run")
+        m = scrape()
+        assert m[("lakesync_job_runs_total", "committed")] == 2
+        assert m[("lakesync_job_commits_total", "")] == 2
+        for kind in ("insert", "update_before", "update_after", "delete"):
+            assert m[("lakesync_job_change_rows_total", kind)] == sum(s["rows"][kind] for s in summaries), kind
+        assert m[("lakesync_job_committed_position", "")] == summaries[-1]["range"]["through"]
+        assert m[("lakesync_job_lag_seconds", "")] == 0
+        assert m[("lakesync_job_run_duration_seconds_count", "")] == 2
+        assert m[("lakesync_job_errors_total", "none")] == 0
+        samples = parser.text_string_to_metric_families(requests.get(url, timeout=10).text)
+        labels = next(iter(next(samples).samples)).labels
+        assert labels["job"] == "orders-delta-to-iceberg" and labels["sink_id"] == summaries[-1]["sink_id"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    assert proc.returncode == 0

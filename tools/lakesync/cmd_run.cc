@@ -15,6 +15,7 @@
 #include "lakesync/engine/job_runner.h"
 #include "lakesync/engine/run_state.h"
 #include "lakesync/engine/source_factory.h"
+#include "run_metrics.h"
 
 namespace lakesync::cli {
 namespace {
@@ -83,15 +84,16 @@ class ProgressLine {
     drawn_ = now;
     Draw(now);
   }
-  // Ends the line, redrawn with the final count (the last update may not have been drawn).
+  // Ends the line of a run that read rows, redrawn with the final count (the last update may not
+  // have been drawn, e.g. a run shorter than the redraw interval).
   void Done() {
-    if (active_ && drawn_any_) {
+    if (active_) {
       Draw(std::chrono::steady_clock::now());
       fmt::print(stderr, "\n");
     }
     active_ = false;
-    drawn_any_ = false;
     rows_ = 0;
+    drawn_ = {};  // the next run's first update draws at once
   }
 
  private:
@@ -102,12 +104,10 @@ class ProgressLine {
     fmt::print(stderr, "\r  {}  rows read {:>12}  {:>10.0f} rows/s ", range, rows_,
                seconds > 0 ? static_cast<double>(rows_) / seconds : 0.0);
     std::fflush(stderr);
-    drawn_any_ = true;
   }
 
   bool enabled_;
   bool active_ = false;
-  bool drawn_any_ = false;
   int64_t rows_ = 0, from_ = 0, through_ = 0;
   std::chrono::steady_clock::time_point started_, drawn_;
 };
@@ -146,7 +146,7 @@ std::string CatalogLocation(const GlobalOptions& global, const engine::JobConfig
 
 void RegisterRunCommands(Cli& cli) {
   struct Args {
-    std::string job, every, fail_if_lag;
+    std::string job, every, fail_if_lag, metrics_listen;
     bool once = false, dry_run = false;
   };
   auto a = std::make_shared<Args>();
@@ -163,6 +163,10 @@ void RegisterRunCommands(Cli& cli) {
   run->add_flag("--dry-run", a->dry_run,
                 "print what a run would do (source range, change rows counted by reading the source, target, "
                 "catalog, sink_id) as JSON, and write nothing");
+  run->add_option("--metrics-listen", a->metrics_listen,
+                  "serve Prometheus metrics at http://ADDR/metrics while the job runs (runs, commits, change rows, "
+                  "errors, run durations, positions and lag); ADDR is host:port, e.g. 127.0.0.1:9464 (port 0: a "
+                  "free port, logged)");
   AddCatalogOption(*run, cli.global);
   run->callback([&cli, a] {
     cli.action = [&cli, a]() -> Status {
@@ -192,6 +196,17 @@ void RegisterRunCommands(Cli& cli) {
       } else {
         LS_LOG_WARN("job {}: run history for `lakesync status` is not kept: {}", job.name, state.status().message());
       }
+      std::unique_ptr<RunMetrics> metrics;
+      if (!a->metrics_listen.empty()) {
+        ARROW_ASSIGN_OR_RAISE(metrics, RunMetrics::Start(a->metrics_listen, *runner));
+      }
+      auto refresh_status = [&] {
+        // Positions and lag for the metrics, as of the end of each run (a failure keeps the last ones).
+        if (!metrics) return;
+        auto status = runner->StatusJson();
+        if (status.ok()) metrics->RecordStatus(*status);
+      };
+      refresh_status();
       ProgressLine progress(isatty(STDERR_FILENO) != 0);
       engine::RunOptions options;
       options.stop = &g_stop;
@@ -203,12 +218,19 @@ void RegisterRunCommands(Cli& cli) {
         if (state.ok()) {
           if (auto st = (*state)->RecordRun(json); !st.ok()) LS_LOG_WARN("job {}: {}", job.name, st.message());
         }
+        if (metrics) metrics->RecordRun(summary);
       };
       options.on_error = [&](const Status& error) {
         progress.Done();
         if (state.ok()) {
           (void)(*state)->RecordError(error.message(), std::string(ErrorKindName(KindOf(error))));
         }
+        if (metrics) metrics->RecordError(error);
+      };
+      options.on_running = [&](bool running) {
+        if (!metrics) return;
+        metrics->SetRunning(running);
+        if (!running) refresh_status();
       };
       if (a->once || (!job.every && !job.streaming)) {
         auto summary = runner->RunOnce(options);

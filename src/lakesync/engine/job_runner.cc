@@ -338,9 +338,37 @@ Result<RunSummary> JobRunner::RunOnceAttempt(const RunOptions& options) {
 }
 
 void JobRunner::LogRun(const RunSummary& summary, bool repeated) const {
-  Json fields = summary.ToJson();
-  fields.erase("tables");
-  fields["event"] = "run";
+  // The facts of the summary line as flat fields (log collectors filter on scalars).
+  const auto& c = summary.apply.changes;
+  int64_t written = 0, removed = 0;
+  std::optional<int64_t> snapshot;
+  for (const auto& t : summary.apply.tables) {
+    written += t.rows_written;
+    removed += t.rows_deleted;
+    if (t.snapshot_id) snapshot = t.snapshot_id;
+  }
+  Json fields = {{"event", "run"},
+                 {"job", summary.job},
+                 {"sink_id", summary.sink_id},
+                 {"target", summary.target},
+                 {"status", summary.status},
+                 {"duration_seconds", summary.duration_seconds},
+                 {"attempts", summary.attempts}};
+  if (summary.from) {
+    fields["from"] = *summary.from;
+    fields["through"] = *summary.through;
+  }
+  if (summary.committed_before) fields["committed_before"] = *summary.committed_before;
+  if (summary.initial_snapshot) fields["initial_snapshot"] = true;
+  if (summary.status == "committed") {
+    fields["rows"] = c.changes;
+    fields["inserted"] = c.inserts;
+    fields["updated"] = c.update_afters;
+    fields["deleted"] = c.deletes;
+    fields["rows_written"] = written;
+    fields["rows_removed"] = removed;
+  }
+  if (snapshot) fields["snapshot_id"] = *snapshot;
   // In a schedule or a stream, a poll that finds nothing is not news.
   const auto level =
       summary.status == "nothing-new" && repeated ? spdlog::level::debug : spdlog::level::info;
@@ -348,6 +376,13 @@ void JobRunner::LogRun(const RunSummary& summary, bool repeated) const {
 }
 
 Result<RunSummary> JobRunner::RunOnce(const RunOptions& options) {
+  if (options.on_running) options.on_running(true);
+  auto result = RunOnceWithRetries(options);
+  if (options.on_running) options.on_running(false);
+  return result;
+}
+
+Result<RunSummary> JobRunner::RunOnceWithRetries(const RunOptions& options) {
   double backoff = job_.retry.initial_backoff_seconds;
   auto stopped = [&] { return options.stop && options.stop->load(); };
   for (int attempt = 1;; ++attempt) {
@@ -359,7 +394,7 @@ Result<RunSummary> JobRunner::RunOnce(const RunOptions& options) {
       if (result->initial_snapshot && result->status == "committed" && IsCdcSource(job_.source_type)) {
         LogRun(*result, false);
         if (options.on_run) options.on_run(*result);
-        return RunOnce(options);
+        return RunOnceWithRetries(options);
       }
       LogRun(*result, repeating_);
       return result;

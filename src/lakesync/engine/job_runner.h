@@ -52,6 +52,8 @@ struct RunOptions {
   // Called when a run of a schedule or a stream failed after its retries (the loop goes on for
   // transient errors), and when a permanent error ends it.
   std::function<void(const Status&)> on_error;
+  // Called with true when a run starts and false when it has ended, however it ended (metrics).
+  std::function<void(bool running)> on_running;
 };
 
 // Opens the source a job names; `catalog` is the job's default catalog (an Iceberg source without
@@ -128,6 +130,7 @@ class JobRunner {
   JobRunner(JobConfig job, std::shared_ptr<catalog::Catalog> catalog, std::unique_ptr<ChangeSource> source,
             std::string source_identity);
   Result<RunSummary> RunOnceAttempt(const RunOptions& options);
+  Result<RunSummary> RunOnceWithRetries(const RunOptions& options);
   Result<std::optional<int64_t>> CommittedOrdinal();
   // The sink options for this run: equality_columns from the source's identifier fields when the job
   // names none and the target does not exist yet.
