@@ -182,9 +182,10 @@ void RegisterRunCommands(Cli& cli) {
         return Status::OK();
       }
       LogEvent(spdlog::level::info,
-               fmt::format("job {}: {} -> {} in catalog {} ({}), sink_id {}{}", job.name, runner->source_identity(),
-                           job.sink.table, runner->catalog()->name(), CatalogLocation(cli.global, job),
-                           runner->sink_id(), runner->sink_id_derived() ? " (derived from the source and the target)" : ""),
+               fmt::format("job {}: {} (id {}) -> {} in catalog {} ({}), sink_id {}{}", job.name,
+                           runner->source_description(), runner->source_identity(), job.sink.table,
+                           runner->catalog()->name(), CatalogLocation(cli.global, job), runner->sink_id(),
+                           runner->sink_id_derived() ? " (derived from the source's id and the target)" : ""),
                {{"event", "start"}, {"job", job.name}, {"sink_id", runner->sink_id()},
                 {"sink_id_derived", runner->sink_id_derived()}, {"source_identity", runner->source_identity()},
                 {"target", job.sink.table}, {"catalog", runner->catalog()->name()},
