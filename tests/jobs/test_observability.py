@@ -85,6 +85,32 @@ def test_json_logs_carry_what_happened_as_fields(env):
     assert fatal["level"] == "error" and fatal["event"] == "fatal" and fatal["exit_code"] == 2
 
 
+def test_polls_that_find_nothing_are_logged_at_debug_only(env):
+    # A schedule (or a stream) polls again and again; a poll that finds nothing is not news: it is a
+    # debug line, never an info line nor a summary on standard output.
+    env.delta_create()
+    job = env.job_from_example("delta-cdf-to-iceberg-v2.yaml")
+    proc = env.popen("--log-format", "json", "--log-level", "debug", "run", job, "--every", "1s")
+    out = StreamCollector(proc.stdout)
+    err = StreamCollector(proc.stderr)
+
+    def runs():
+        records = [json.loads(x) for x in list(err.lines) if x.startswith("{")]
+        return [r for r in records if r.get("event") == "run"]
+
+    try:
+        wait_for(lambda: sum(r["status"] == "nothing-new" for r in runs()) >= 3, "three polls that find nothing")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    assert proc.returncode == 0, err.text()
+    assert [r["level"] for r in runs() if r["status"] == "committed"] and all(
+        r["level"] == "info" for r in runs() if r["status"] == "committed"), runs()
+    assert all(r["level"] == "debug" for r in runs() if r["status"] == "nothing-new"), runs()
+    statuses = [json.loads(x)["status"] for x in out.lines if x.startswith("{")]
+    assert statuses and "nothing-new" not in statuses, statuses
+
+
 def test_the_progress_line_counts_the_rows_read(env):
     env.delta_create()
     env.delta_change(2)
