@@ -271,9 +271,16 @@ def test_a_scheduled_job_rides_out_a_source_outage(env, tmp_path):
                                               "s3.connect-timeout": "1", "s3.request-timeout": "2"}},
             "sink": {"table": "shop.from_s3", "equality_columns": ["order_id"]},
             "retry": {"max_attempts": 2, "initial_backoff_seconds": 0.2}}))
+        # Started during an outage: the job waits for its source instead of exiting.
+        proxy.up = False
         proc = env.popen("--log-format", "json", "run", job, "--every", "1s")
         out = StreamCollector(proc.stdout)
         err = StreamCollector(proc.stderr)
+        wait_for(lambda: err.has('"stage":"open-source"') and proxy.refused > 0, "the job to retry opening its source")
+        wait_for(lambda: len([x for x in err.lines if '"stage":"open-source"' in x]) > 2,
+                 "more retries than max_attempts (a schedule keeps trying)")
+        assert proc.poll() is None, "the job exited during the outage:\n" + err.text()
+        proxy.up = True
         wait_for(lambda: out.has('"status":"committed"'), "the import")
 
         proxy.up = False

@@ -112,8 +112,10 @@ class ProgressLine {
   std::chrono::steady_clock::time_point started_, drawn_;
 };
 
+// `once`: the job runs once whatever its schedule (run --once, status, --dry-run): a source that
+// cannot be opened is retried per the job's retry policy only; a job that repeats keeps trying.
 Result<std::unique_ptr<engine::JobRunner>> OpenJob(const std::string& path, const GlobalOptions& global,
-                                                   const std::string& every) {
+                                                   const std::string& every, bool once) {
   ARROW_ASSIGN_OR_RAISE(auto job, engine::LoadJobConfigFile(path));
   if (!every.empty()) {
     ARROW_ASSIGN_OR_RAISE(auto interval, engine::ParseDuration(nlohmann::json(every), "--every"));
@@ -126,7 +128,10 @@ Result<std::unique_ptr<engine::JobRunner>> OpenJob(const std::string& path, cons
   // The embedded catalog of a job lives next to the job file (unless LAKESYNC_WAREHOUSE says where),
   // so the job finds its target wherever it is run from.
   ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(global, job.directory));
-  return engine::JobRunner::Make(std::move(job), std::move(catalog), engine::OpenSource);
+  engine::OpenOptions open;
+  open.keep_trying = !once && (job.every || job.streaming);
+  open.stop = &g_stop;
+  return engine::JobRunner::Make(std::move(job), std::move(catalog), engine::OpenSource, open);
 }
 
 Result<std::unique_ptr<engine::RunState>> OpenRunState(const engine::JobRunner& runner) {
@@ -173,7 +178,7 @@ void RegisterRunCommands(Cli& cli) {
       // From the start: opening a job already reads the source, which may hang on a dead network.
       std::optional<SignalWatcher> signals;
       if (!a->dry_run) signals.emplace(a->job);
-      ARROW_ASSIGN_OR_RAISE(auto runner, OpenJob(a->job, cli.global, a->every));
+      ARROW_ASSIGN_OR_RAISE(auto runner, OpenJob(a->job, cli.global, a->every, a->once || a->dry_run));
       const auto& job = runner->job();
       if (a->dry_run) {
         ARROW_ASSIGN_OR_RAISE(auto plan, runner->DryRun());
@@ -267,7 +272,7 @@ void RegisterRunCommands(Cli& cli) {
       if (!b->fail_if_lag.empty()) {
         ARROW_ASSIGN_OR_RAISE(limit, engine::ParseDuration(nlohmann::json(b->fail_if_lag), "--fail-if-lag"));
       }
-      ARROW_ASSIGN_OR_RAISE(auto runner, OpenJob(b->job, cli.global, ""));
+      ARROW_ASSIGN_OR_RAISE(auto runner, OpenJob(b->job, cli.global, "", true));
       ARROW_ASSIGN_OR_RAISE(auto json, runner->StatusJson());
       json["last_run"] = nullptr;
       json["last_error"] = nullptr;

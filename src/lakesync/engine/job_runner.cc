@@ -77,6 +77,16 @@ bool IsSinkIdCharacter(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
 }
 
+// Waits `seconds` of backoff, but not past a stop request.
+void WaitUnlessStopped(double seconds, const std::atomic<bool>* stop) {
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  while (!(stop && stop->load()) && Clock::now() < until) {
+    std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(100)));
+  }
+}
+
+constexpr double kMaxBackoffSeconds = 60;
+
 bool AllSkipped(const sink::ApplyResult& r) {
   if (r.tables.empty()) return false;
   for (const auto& t : r.tables) {
@@ -157,13 +167,37 @@ JobRunner::JobRunner(JobConfig job, std::shared_ptr<catalog::Catalog> catalog, s
       source_identity_(std::move(source_identity)) {}
 
 Result<std::unique_ptr<JobRunner>> JobRunner::Make(JobConfig job, std::shared_ptr<catalog::Catalog> catalog,
-                                                   SourceOpener open_source) {
-  ARROW_ASSIGN_OR_RAISE(auto source, open_source(job, catalog));
+                                                   SourceOpener open_source, const OpenOptions& options) {
+  // Opening the source reads it (a Delta log, an Iceberg table's metadata): during an outage that is
+  // a transient failure, retried here like a failed run (RunOnceWithRetries) rather than ending the job.
+  auto open = [&]() -> Result<std::pair<std::unique_ptr<ChangeSource>, std::string>> {
+    ARROW_ASSIGN_OR_RAISE(auto source, open_source(job, catalog));
+    LS_ASSIGN_OR_RAISE_CTX(std::string identity, source->Identity(), "{}: reading the identity of the {}",
+                           job.location, source->Describe());
+    return std::make_pair(std::move(source), std::move(identity));
+  };
+  double backoff = job.retry.initial_backoff_seconds;
+  auto opened = open();
+  for (int attempt = 1; !opened.ok(); ++attempt) {
+    const bool stopped = options.stop && options.stop->load();
+    if (!IsTransient(opened.status()) || stopped || (!options.keep_trying && attempt >= job.retry.max_attempts)) {
+      return opened.status();
+    }
+    const std::string of = options.keep_trying ? "" : fmt::format(" of {}", job.retry.max_attempts);
+    LogEvent(spdlog::level::warn,
+             fmt::format("job {}: cannot open the source yet (attempt {}{}), retrying in {:.1f} s: {}", job.name,
+                         attempt, of, backoff, opened.status().message()),
+             {{"event", "retry"}, {"job", job.name}, {"stage", "open-source"}, {"attempt", attempt},
+              {"backoff_seconds", backoff}, {"error", opened.status().message()},
+              {"error_kind", std::string(ErrorKindName(KindOf(opened.status())))}});
+    WaitUnlessStopped(backoff, options.stop);
+    backoff = std::min(backoff * 2, kMaxBackoffSeconds);
+    opened = open();
+  }
+  auto [source, identity] = std::move(*opened);
   if (auto from_sink = job.sink.catalog()) {
     ARROW_ASSIGN_OR_RAISE(catalog, catalog::LoadCatalog(*from_sink));
   }
-  LS_ASSIGN_OR_RAISE_CTX(std::string identity, source->Identity(), "{}: reading the identity of the {}",
-                         job.location, source->Describe());
   if (!job.sink.sink_id) job.sink.sink_id = DefaultSinkId(identity, job.sink.table);
   return std::unique_ptr<JobRunner>(
       new JobRunner(std::move(job), std::move(catalog), std::move(source), std::move(identity)));
@@ -406,12 +440,8 @@ Result<RunSummary> JobRunner::RunOnceWithRetries(const RunOptions& options) {
              {{"event", "retry"}, {"job", job_.name}, {"attempt", attempt}, {"max_attempts", job_.retry.max_attempts},
               {"backoff_seconds", backoff}, {"error", result.status().message()},
               {"error_kind", std::string(ErrorKindName(KindOf(result.status())))}});
-    // Wait for the backoff, but not past a stop request.
-    const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(backoff));
-    while (!stopped() && Clock::now() < until) {
-      std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(100)));
-    }
-    backoff = std::min(backoff * 2, 60.0);
+    WaitUnlessStopped(backoff, options.stop);
+    backoff = std::min(backoff * 2, kMaxBackoffSeconds);
   }
 }
 

@@ -82,12 +82,20 @@ struct ReadTask {
   bool snapshot = false;
 };
 
+// How JobRunner::Make treats a source it cannot open yet (its storage or catalog unreachable: a
+// transient error). Such a failure is retried with the job's retry policy, as a run is; a job that
+// repeats keeps trying, so a scheduled job started during an outage waits it out instead of exiting.
+struct OpenOptions {
+  bool keep_trying = false;                 // schedules and streams: retry transient failures until `stop`
+  const std::atomic<bool>* stop = nullptr;  // set (Ctrl-C): give up now with the last error
+};
+
 class JobRunner {
  public:
   // `catalog`: the job's default catalog: where the sink writes unless its catalog_properties name
   // another, and where an Iceberg source reads unless its own do.
   static Result<std::unique_ptr<JobRunner>> Make(JobConfig job, std::shared_ptr<catalog::Catalog> catalog,
-                                                 SourceOpener open_source);
+                                                 SourceOpener open_source, const OpenOptions& options = {});
 
   // One run, with transient failures retried per the job's retry policy.
   Result<RunSummary> RunOnce(const RunOptions& options = {});

@@ -160,6 +160,56 @@ TEST_F(JobRunnerTest, TransientFailuresAreRetriedPermanentOnesAreNot) {
   EXPECT_EQ(Target(), source_->StateAt(1));  // nothing of the failed run landed
 }
 
+TEST_F(JobRunnerTest, ASourceThatCannotBeOpenedYetIsRetriedLikeARun) {
+  // The opener fails `failures` times (an outage), then opens a fresh source.
+  struct Opener {
+    int failures = 0;
+    int calls = 0;
+    bool permanent = false;
+    SourceOpener Get() {
+      return [this](const JobConfig&, std::shared_ptr<catalog::Catalog>) -> Result<std::unique_ptr<ChangeSource>> {
+        ++calls;
+        if (permanent) return InvalidArgument("source.table: not a Delta table");
+        if (failures > 0) {
+          --failures;
+          return Unavailable("the source's storage is unreachable");
+        }
+        return std::unique_ptr<ChangeSource>(new FakeSource());
+      };
+    }
+  };
+  auto job = Job();
+  job.retry.max_attempts = 3;
+
+  Opener brief{2};  // within the retry policy
+  auto runner = JobRunner::Make(job, catalog_, brief.Get());
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+  EXPECT_EQ(brief.calls, 3);
+
+  Opener longer{3};  // a run-once job gives up after max_attempts, with the outage's error
+  auto failed = JobRunner::Make(job, catalog_, longer.Get());
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(KindOf(failed.status()), ErrorKind::kUnavailable);
+  EXPECT_EQ(longer.calls, 3);
+
+  Opener outage{10};  // a repeating job waits the outage out
+  auto waited = JobRunner::Make(job, catalog_, outage.Get(), {.keep_trying = true});
+  ASSERT_TRUE(waited.ok()) << waited.status().ToString();
+  EXPECT_EQ(outage.calls, 11);
+
+  Opener bad{0, 0, true};  // a bad source block is not an outage: never retried
+  auto refused = JobRunner::Make(job, catalog_, bad.Get(), {.keep_trying = true});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(KindOf(refused.status()), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(bad.calls, 1);
+
+  std::atomic<bool> stop{true};  // Ctrl-C during the outage ends the wait
+  Opener stopped{10};
+  auto given_up = JobRunner::Make(job, catalog_, stopped.Get(), {.keep_trying = true, .stop = &stop});
+  ASSERT_FALSE(given_up.ok());
+  EXPECT_EQ(stopped.calls, 1);
+}
+
 TEST_F(JobRunnerTest, ASecondRunnerDoesNotApplyTheSameCommitsAgain) {
   auto runner = Runner(Job());
   ASSERT_TRUE(runner->RunOnce().ok());
