@@ -96,6 +96,17 @@ void ResolveJobPaths(Json& source, Json& sink, SourceType type, const std::strin
   if (delta && source.contains("table") && source.at("table").is_string()) {
     source["table"] = io::ResolveRelativePath(source.at("table").get<std::string>(), directory);
   }
+  // A shared table's profile file: source.profile, or the part of source.table before the last '#'
+  // (PROFILE#SHARE.SCHEMA.TABLE, as the sharing client splits it).
+  const bool sharing = type == SourceType::kDeltaSharingCdc || type == SourceType::kDeltaSharing;
+  if (sharing && source.contains("profile") && source.at("profile").is_string()) {
+    source["profile"] = io::ResolveRelativePath(source.at("profile").get<std::string>(), directory);
+  } else if (sharing && source.contains("table") && source.at("table").is_string()) {
+    const std::string table = source.at("table").get<std::string>();
+    if (const size_t hash = table.rfind('#'); hash != std::string::npos && hash > 0) {
+      source["table"] = io::ResolveRelativePath(table.substr(0, hash), directory) + table.substr(hash);
+    }
+  }
   ResolveCatalogPaths(source, directory);
   ResolveCatalogPaths(sink, directory);
   if (sink.contains("error_handling") && sink.at("error_handling").is_object()) {

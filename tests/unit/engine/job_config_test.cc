@@ -135,6 +135,22 @@ sink:
   EXPECT_EQ(job2->sink.catalog_properties.at("warehouse"), "/abs/wh");
 }
 
+TEST(JobConfig, ASharedTablesProfileIsRelativeToTheJobFile) {
+  auto in_table = ParseYamlOrJson("source: {type: delta_sharing_cdc, table: 'shares/open.share#s.sch.orders', "
+                                  "start_version: 0}\nsink: {table: db.o, equality_columns: [id]}\n", "j");
+  ASSERT_TRUE(in_table.ok());
+  auto job = ParseJobConfig(*in_table, "/srv/jobs/orders.yaml");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->source.at("table"), "/srv/jobs/shares/open.share#s.sch.orders");
+  auto separate = ParseYamlOrJson("source: {type: delta_sharing, profile: open.share, table: s.sch.orders}\n"
+                                  "sink: {table: db.o}\n", "j");
+  ASSERT_TRUE(separate.ok());
+  auto job2 = ParseJobConfig(*separate, "/srv/jobs/orders.yaml");
+  ASSERT_TRUE(job2.ok()) << job2.status().ToString();
+  EXPECT_EQ(job2->source.at("profile"), "/srv/jobs/open.share");
+  EXPECT_EQ(job2->source.at("table"), "s.sch.orders");
+}
+
 TEST(JobConfig, InitialSnapshotSaysWhatToDoWithANonEmptyTarget) {
   auto job = Parse("source: {type: delta_lake_cdc, table: /t, start_version: 0, initial_snapshot: "
                    "{if_target_not_empty: overwrite}}\nsink: {table: db.t, equality_columns: [id]}\n");
