@@ -188,7 +188,7 @@ void RegisterRunCommands(Cli& cli) {
       }
       LogEvent(spdlog::level::info,
                fmt::format("job {}: {} (id {}) -> {} in catalog {} ({}), sink_id {}{}", job.name,
-                           runner->source_description(), runner->source_identity(), job.sink.table,
+                           runner->DescribeSource(), runner->source_identity(), job.sink.table,
                            runner->catalog()->name(), CatalogLocation(cli.global, job), runner->sink_id(),
                            runner->sink_id_derived() ? " (derived from the source's id and the target)" : ""),
                {{"event", "start"}, {"job", job.name}, {"sink_id", runner->sink_id()},

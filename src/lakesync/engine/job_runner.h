@@ -132,7 +132,6 @@ class JobRunner {
   const std::string& sink_id() const { return *job_.sink.sink_id; }
   bool sink_id_derived() const { return !job_.sink_id_given; }
   const std::string& source_identity() const { return source_identity_; }
-  std::string source_description() const { return source_->Describe(); }
   const std::shared_ptr<catalog::Catalog>& catalog() const { return catalog_; }
 
  private:
