@@ -10,7 +10,8 @@
 #      comparing it row for row with the Delta table as deltalake reads it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$root/scripts/setup.sh"
+# Only the command-line tool: the unit tests and benchmarks are built by scripts/test.sh.
+"$root/scripts/setup.sh" --target lakesync
 "$root/.venv/bin/pip" install -q --disable-pip-version-check -r "$root/requirements/quickstart.txt"
 ls="$root/build/lakesync"
 py="$root/.venv/bin/python"

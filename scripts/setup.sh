@@ -2,14 +2,24 @@
 # Installs everything lakesync needs to build (and, with --test, to run its tests), then builds it.
 # Idempotent: a second run only checks what is already there and rebuilds what changed.
 #
-#   scripts/setup.sh          system packages, .venv with pyarrow, CMake build in build/
-#   scripts/setup.sh --test   the same plus the test oracles from requirements/test.txt
+#   scripts/setup.sh                  system packages, .venv with pyarrow, CMake build of everything in build/
+#   scripts/setup.sh --test           the same plus the test oracles from requirements/test.txt
+#   scripts/setup.sh --target NAME    build only that target (the quickstart builds just `lakesync`,
+#                                     not the unit tests and benchmarks)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 want_test=0
-[[ "${1:-}" == "--test" ]] && want_test=1
+targets=()
+while (($#)); do
+  case "$1" in
+    --test) want_test=1 ;;
+    --target) shift; targets+=(--target "$1") ;;
+    *) echo "setup.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
@@ -61,5 +71,5 @@ if [[ ! -f build/build.ninja ]]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type" \
     -DLAKESYNC_PYTHON="$root/.venv/bin/python" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
 fi
-log "building"
-cmake --build build -j"$(nproc)"
+log "building ${targets[*]:-everything}"
+cmake --build build -j"$(nproc)" "${targets[@]}"

@@ -8,6 +8,7 @@ fills both in when the caller did not.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,6 +23,9 @@ def _find_shared() -> Path:
 
 os.environ.setdefault("LAKESYNC_BUILD_DIR", str(REPO / "build"))
 os.environ.setdefault("LAKESYNC_SHARED_DIR", str(_find_shared()))
+# `lakesync run` keeps its run history (for `lakesync status`) under LAKESYNC_STATE_DIR; tests never
+# write into the user's ~/.local/state.
+os.environ.setdefault("LAKESYNC_STATE_DIR", tempfile.mkdtemp(prefix="lakesync-test-state-"))
 
 
 # --- PostgreSQL (the SQL catalog's shared-deployment database) -------------------------------------

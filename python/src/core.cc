@@ -659,6 +659,13 @@ class PyJob {
   std::string plan() {
     nb::gil_scoped_release release;
     auto plan = Value(runner_->Plan());
+    // Clearing a non-empty target before the import is a step of RunOnce only; a distributed run
+    // refuses rather than importing on top of the rows it was told to replace.
+    if (plan.overwrite) {
+      throw StatusError(Unsupported("{}: initial_snapshot.if_target_not_empty: overwrite is done by lakesync run "
+                                    "(or lakesync.run), not by a distributed run; run the import once that way",
+                                    runner_->job().location));
+    }
     Json out = {{"job", runner_->job().name}, {"source", runner_->DescribeSource()}, {"plan", PlanToJson(plan)},
                 {"tasks", Json::array()}, {"target", nullptr}};
     if (plan.nothing_new) return out.dump();
@@ -704,6 +711,8 @@ class PyJob {
     const auto started = std::chrono::steady_clock::now();
     engine::RunSummary summary;
     summary.job = runner_->job().name;
+    summary.sink_id = runner_->sink_id();
+    summary.target = runner_->job().sink.table;
     summary.source = runner_->DescribeSource();
     if (!doc.contains("plan")) throw StatusError(InvalidArgument("plan: missing 'plan'"));
     auto plan = PlanFromJson(doc["plan"]);

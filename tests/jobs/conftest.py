@@ -22,19 +22,20 @@ class Env:
         self.root = root
         self.warehouse = root / "warehouse"
         self.delta = root / "orders_delta"
-        self.env = dict(os.environ, LAKESYNC_WAREHOUSE=str(self.warehouse))
+        # Run history for `lakesync status` stays in the test's folder.
+        self.env = dict(os.environ, LAKESYNC_WAREHOUSE=str(self.warehouse), LAKESYNC_STATE_DIR=str(root / "state"))
         self.env.pop("LAKESYNC_FAILPOINT", None)
 
     # ---- lakesync ----
-    def lakesync(self, *args, check=True, env=None, timeout=300):
-        p = subprocess.run([str(LAKESYNC), *map(str, args)], cwd=self.root, env=env or self.env,
+    def lakesync(self, *args, check=True, env=None, timeout=300, cwd=None):
+        p = subprocess.run([str(LAKESYNC), *map(str, args)], cwd=cwd or self.root, env=env or self.env,
                            capture_output=True, text=True, timeout=timeout)
         if check and p.returncode != 0:
             raise AssertionError(f"lakesync {' '.join(map(str, args))} exited {p.returncode}:\n{p.stderr}")
         return p
 
-    def run_job(self, job: Path, *extra, check=True, env=None):
-        p = self.lakesync("run", job, *extra, check=check, env=env)
+    def run_job(self, job: Path, *extra, check=True, env=None, cwd=None):
+        p = self.lakesync("run", job, *extra, check=check, env=env, cwd=cwd)
         summaries = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
         return p, summaries
 
@@ -58,26 +59,26 @@ class Env:
         return path
 
     # ---- Delta source (deltalake, the independent writer) ----
-    def delta_create(self):
-        subprocess.run([sys.executable, EXAMPLES / "demo_delta.py", "create", self.delta], check=True)
+    def delta_create(self, path=None):
+        subprocess.run([sys.executable, EXAMPLES / "demo_delta.py", "create", path or self.delta], check=True)
 
-    def delta_change(self, times=1):
+    def delta_change(self, times=1, path=None):
         for _ in range(times):
-            subprocess.run([sys.executable, EXAMPLES / "demo_delta.py", "change", self.delta], check=True)
+            subprocess.run([sys.executable, EXAMPLES / "demo_delta.py", "change", path or self.delta], check=True)
 
-    def delta_rows(self):
+    def delta_rows(self, path=None):
         from deltalake import DeltaTable
-        return rows(DeltaTable(str(self.delta)).to_pyarrow_table())
+        return rows(DeltaTable(str(path or self.delta)).to_pyarrow_table())
 
     # ---- Iceberg (pyiceberg, the independent reader and writer) ----
-    def catalog(self):
+    def catalog(self, warehouse=None):
         from pyiceberg.catalog.sql import SqlCatalog
-        self.warehouse.mkdir(parents=True, exist_ok=True)
-        return SqlCatalog("lakesync", uri=f"sqlite:///{self.warehouse / 'catalog.db'}",
-                          warehouse=f"file://{self.warehouse}")
+        warehouse = warehouse or self.warehouse
+        warehouse.mkdir(parents=True, exist_ok=True)
+        return SqlCatalog("lakesync", uri=f"sqlite:///{warehouse / 'catalog.db'}", warehouse=f"file://{warehouse}")
 
-    def iceberg_rows(self, name: str):
-        return rows(self.catalog().load_table(name).scan().to_arrow())
+    def iceberg_rows(self, name: str, warehouse=None):
+        return rows(self.catalog(warehouse).load_table(name).scan().to_arrow())
 
 
 COLUMNS = ["order_id", "customer", "region", "amount"]

@@ -27,6 +27,7 @@ struct ChangesArgs {
   std::vector<std::string> columns;  // metadata columns to append, in this order
   std::string position_file;         // Iceberg: resume after / record the last snapshot written
   bool count_only = false;           // Delta: drain the stream and print its row count (no encoding)
+  std::optional<int64_t> limit;      // stop after this many change rows
   OutputArgs out;
 };
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lakesync/catalog/catalog.h"
+#include "lakesync/catalog/catalog_config.h"
 #include "lakesync/common/status.h"
 #include "lakesync/formats/tabular/tabular.h"
 #include "lakesync/io/file_io.h"
@@ -23,9 +24,11 @@ inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;        // bad flags, config keys, filters, input rows
 inline constexpr int kExitNotFound = 3;     // table, namespace, file, snapshot
 inline constexpr int kExitCorrupt = 4;      // a file is not what its format says
+inline constexpr int kExitLagging = 5;      // status --fail-if-lag: the job is further behind than allowed
 
 struct GlobalOptions {
-  std::string catalog_config;  // empty: the embedded default catalog
+  std::string catalog_config;  // empty: --catalog, the named default, or the embedded catalog
+  std::string catalog;         // a named catalog of ~/.lakesync.yaml / $LAKESYNC_CONFIG
   std::string log_level = "warn";
   std::string log_format = "text";
 };
@@ -37,15 +40,20 @@ struct Cli {
   CLI::App app;
   GlobalOptions global;
   Action action;
+  int exit_code = kExitOk;  // an action that succeeded but must exit non-zero (status --fail-if-lag)
   explicit Cli(std::string description) : app(std::move(description)) {}
 };
 
-// Adds --catalog-config to a sub-command (every command that touches a catalog has it).
+// Adds --catalog-config and --catalog to a command (the top-level app, so that they may come before
+// the command, and every command that touches a catalog, so that they may come after it).
 void AddCatalogOption(CLI::App& cmd, GlobalOptions& global);
 
-// The catalog named by --catalog-config, or the embedded default (SQLite under ./lakesync-warehouse
-// or $LAKESYNC_WAREHOUSE).
-Result<std::shared_ptr<catalog::Catalog>> OpenCatalog(const GlobalOptions& global);
+// The catalog configuration a command uses, first match wins: --catalog-config FILE; --catalog NAME
+// (named_catalogs.h); the config file's default-catalog; the embedded default (SQLite under
+// $LAKESYNC_WAREHOUSE, else lakesync-warehouse in `base_dir`: a job file's folder, or the current
+// directory when empty).
+Result<catalog::CatalogConfig> ResolveCatalogConfig(const GlobalOptions& global, const std::string& base_dir = "");
+Result<std::shared_ptr<catalog::Catalog>> OpenCatalog(const GlobalOptions& global, const std::string& base_dir = "");
 
 // "k=v" flags into a map; errors name the flag value.
 Result<std::map<std::string, std::string>> ParseKeyValues(const std::vector<std::string>& items,
@@ -56,18 +64,29 @@ void Print(std::string_view text);
 
 int ExitCodeFor(const Status& status);
 
+// NotFound for a namespace that does not exist, saying how to create it.
+Status MissingNamespace(const catalog::Namespace& ns);
+
+// Reports a fatal error on standard error: "lakesync: error: <message>", or with --log-format json one
+// JSON log line (level error, event "fatal", exit_code, error_kind) so log collectors see it too.
+void ReportError(const Cli& cli, const std::string& message, int exit_code, std::string_view kind = "");
+
 // --format/--output of commands that print rows (scan, changes), in cli_output.cc.
 struct OutputArgs {
   std::string format = "table";
   std::string output;  // empty: standard output
 };
-void AddOutputOptions(CLI::App& cmd, OutputArgs& args);
+// `format_default` describes the default in --help ("table (default)").
+void AddOutputOptions(CLI::App& cmd, OutputArgs& args, std::string_view format_default = "table (default)");
 // The parsed format; refuses Parquet to a terminal.
 Result<tabular::Format> OutputFormat(const OutputArgs& args);
 // Writes every batch of `reader` where `args` says and returns the row count. `file_io` opens
 // --output (a table's FileIO, for object-store credentials); null: a FileIO without properties.
 Result<int64_t> WriteRows(const OutputArgs& args, arrow::RecordBatchReader& reader,
                           const io::FileIO* file_io = nullptr);
+
+// At most `limit` rows of `reader` (the stream is not read further).
+std::shared_ptr<arrow::RecordBatchReader> LimitRows(std::shared_ptr<arrow::RecordBatchReader> reader, int64_t limit);
 
 // The FileIO for a Delta table path: --catalog-config's properties (object-store credentials) when
 // given, else none (environment fallbacks apply). In cmd_changes_delta.cc.
@@ -81,5 +100,7 @@ void RegisterChangesCommand(Cli& cli);
 void RegisterRunCommands(Cli& cli);
 void RegisterCatalogCommands(Cli& cli);
 void RegisterShareCommands(Cli& cli);
+// Hidden helpers generated from the command definitions: shell completion and the man page.
+void RegisterDocCommands(Cli& cli);
 
 }  // namespace lakesync::cli

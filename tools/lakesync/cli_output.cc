@@ -1,6 +1,7 @@
 // Where commands write rows: standard output or a file, in any tabular format (scan, changes).
 #include <arrow/io/file.h>
 #include <arrow/record_batch.h>
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -43,7 +44,31 @@ class StdoutStream : public arrow::io::OutputStream {
   bool closed_ = false;
 };
 
+class LimitReader : public arrow::RecordBatchReader {
+ public:
+  LimitReader(std::shared_ptr<arrow::RecordBatchReader> inner, int64_t limit)
+      : inner_(std::move(inner)), left_(limit) {}
+  std::shared_ptr<arrow::Schema> schema() const override { return inner_->schema(); }
+  Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
+    *out = nullptr;
+    if (left_ <= 0) return Status::OK();
+    ARROW_RETURN_NOT_OK(inner_->ReadNext(out));
+    if (!*out) return Status::OK();
+    if ((*out)->num_rows() > left_) *out = (*out)->Slice(0, left_);
+    left_ -= (*out)->num_rows();
+    return Status::OK();
+  }
+
+ private:
+  std::shared_ptr<arrow::RecordBatchReader> inner_;
+  int64_t left_;
+};
+
 }  // namespace
+
+std::shared_ptr<arrow::RecordBatchReader> LimitRows(std::shared_ptr<arrow::RecordBatchReader> reader, int64_t limit) {
+  return std::make_shared<LimitReader>(std::move(reader), limit);
+}
 
 Result<tabular::Format> OutputFormat(const OutputArgs& args) {
   ARROW_ASSIGN_OR_RAISE(auto format, tabular::ParseFormat(args.format));
@@ -53,10 +78,11 @@ Result<tabular::Format> OutputFormat(const OutputArgs& args) {
   return format;
 }
 
-void AddOutputOptions(CLI::App& cmd, OutputArgs& args) {
+void AddOutputOptions(CLI::App& cmd, OutputArgs& args, std::string_view format_default) {
   cmd.add_option("--format", args.format,
-                 "table (default), jsonl (one JSON object per row: timestamps ISO-8601 UTC, decimals as strings, "
-                 "binary as base64), csv or parquet")
+                 fmt::format("{}, jsonl (one JSON object per row: timestamps ISO-8601 UTC, decimals as strings, "
+                             "binary as base64), csv or parquet",
+                             format_default))
       ->check(CLI::IsMember({"table", "jsonl", "csv", "parquet"}));
   cmd.add_option("--output,-o", args.output, "write to this file instead of standard output");
 }

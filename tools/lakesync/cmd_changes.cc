@@ -43,14 +43,18 @@ void RegisterChangesCommand(Cli& cli) {
   cmd->add_option("--position-file", a->position_file,
                   "Iceberg: resume after the snapshot recorded in this file, and record each snapshot once its "
                   "rows are written (\"<sequence number>:<snapshot id>\")");
+  cmd->add_option("--limit", a->limit, "stop after N change rows")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--count", a->count_only,
                 "Delta: read the whole change stream and print only its row count (measures the source without "
                 "output encoding)");
-  AddOutputOptions(*cmd, a->out);
+  AddOutputOptions(*cmd, a->out, "table (default; jsonl with --follow)");
   AddCatalogOption(*cmd, cli.global);
-  cmd->callback([&cli, a] {
+  cmd->callback([&cli, a, cmd] {
+    // --follow prints rows as they come, which only JSON Lines can do: it is the default there.
+    if (a->follow && cmd->get_option("--format")->count() == 0) a->out.format = "jsonl";
     cli.action = [&cli, a]() -> Status {
       ARROW_RETURN_NOT_OK(OutputFormat(a->out).status());
+      if (a->limit && a->count_only) return InvalidArgument("--limit and --count do not go together");
       if (a->source == "iceberg") {
         if (a->count_only) return InvalidArgument("--count applies to --source delta");
         return RunIcebergChanges(*a, cli.global);
@@ -76,6 +80,7 @@ void RegisterChangesCommand(Cli& cli) {
         Print(std::to_string(rows) + "\n");
         return Status::OK();
       }
+      if (a->limit) reader = LimitRows(std::move(reader), *a->limit);
       return WriteRows(a->out, *reader).status();
     };
   });

@@ -10,8 +10,8 @@ Result<std::shared_ptr<io::FileIO>> OpenDeltaFileIO(const GlobalOptions& global)
   // A Delta table is read from its path; --catalog-config only lends its properties (s3.*, gcs.*,
   // adls.*) to reach object stores.
   std::map<std::string, std::string> properties;
-  if (!global.catalog_config.empty()) {
-    ARROW_ASSIGN_OR_RAISE(auto config, catalog::LoadCatalogConfigFile(global.catalog_config));
+  if (!global.catalog_config.empty() || !global.catalog.empty()) {
+    ARROW_ASSIGN_OR_RAISE(auto config, ResolveCatalogConfig(global));
     properties = config.catalog_properties;
   }
   return io::FileIO::Make(std::move(properties));

@@ -5,6 +5,8 @@
 #include <arrow/record_batch.h>
 #include <fmt/format.h>
 
+#include <limits>
+
 #include <unistd.h>
 
 #include <atomic>
@@ -142,7 +144,8 @@ Status Follow(const ChangesArgs& a, changelog::ChangelogSource& source) {
   std::signal(SIGTERM, OnSignal);
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(a.poll_interval_seconds * 1000));
   bool first = true;
-  while (!g_stop) {
+  int64_t left = a.limit.value_or(std::numeric_limits<int64_t>::max());
+  while (!g_stop && left > 0) {
     if (!first) {
       auto until = std::chrono::steady_clock::now() + interval;
       while (!g_stop && std::chrono::steady_clock::now() < until) {
@@ -154,12 +157,14 @@ Status Follow(const ChangesArgs& a, changelog::ChangelogSource& source) {
     first = false;
     ARROW_ASSIGN_OR_RAISE(auto pending, source.Pending());
     for (const auto& p : pending) {
-      if (g_stop) break;
+      if (g_stop || left <= 0) break;
       ARROW_ASSIGN_OR_RAISE(auto reader, source.Read(p));
-      while (true) {
+      while (left > 0) {
         std::shared_ptr<arrow::RecordBatch> batch;
         ARROW_RETURN_NOT_OK(reader->ReadNext(&batch));
         if (!batch) break;
+        if (batch->num_rows() > left) batch = batch->Slice(0, left);
+        left -= batch->num_rows();
         std::string text;
         for (int64_t r = 0; r < batch->num_rows(); ++r) {
           ARROW_ASSIGN_OR_RAISE(auto line, tabular::RowToJson(*batch, r));
@@ -198,10 +203,15 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenIcebergChanges(const Chang
 
 Status RunIcebergChanges(const ChangesArgs& args, const GlobalOptions& global) {
   ARROW_RETURN_NOT_OK(OutputFormat(args.out).status());
+  if (args.limit && !args.position_file.empty()) {
+    return InvalidArgument("--limit cannot be combined with --position-file: the file would record a snapshot "
+                           "whose rows were not all written");
+  }
   ARROW_ASSIGN_OR_RAISE(auto source, OpenSource(args, global));
   if (args.follow) return Follow(args, *source);
   ARROW_ASSIGN_OR_RAISE(auto pending, source->Pending());
-  ARROW_ASSIGN_OR_RAISE(auto reader, source->ReadAll());
+  ARROW_ASSIGN_OR_RAISE(std::shared_ptr<arrow::RecordBatchReader> reader, source->ReadAll());
+  if (args.limit) reader = LimitRows(std::move(reader), *args.limit);
   ARROW_RETURN_NOT_OK(WriteRows(args.out, *reader, source->table()->io().get()).status());
   if (!args.position_file.empty() && !pending.empty()) {
     const auto& last = pending.back().snapshot;

@@ -28,7 +28,8 @@ void RegisterScanCommand(Cli& cli) {
   auto a = std::make_shared<Args>();
   auto* cmd = cli.app.add_subcommand(
       "scan", "Read a table's rows (deletes applied) as a text table, JSON Lines, CSV or Parquet");
-  auto* table_opt = cmd->add_option("--table,-t", a->table, "NAMESPACE.TABLE (an Iceberg table in the catalog)");
+  auto* positional = cmd->add_option("table", a->table, "NAMESPACE.TABLE (an Iceberg table in the catalog)");
+  auto* table_opt = cmd->add_option("--table,-t", a->table, "the same as the TABLE argument (kept for scripts)");
   auto* delta_opt = cmd->add_option("--delta", a->delta, "read the Delta table at this path or URI instead");
   auto* sharing_opt = cmd->add_option("--sharing", a->sharing,
                                       "read a table shared over Delta Sharing: PROFILE#SHARE.SCHEMA.TABLE (a profile "
@@ -36,6 +37,9 @@ void RegisterScanCommand(Cli& cli) {
   table_opt->excludes(delta_opt);
   sharing_opt->excludes(table_opt);
   sharing_opt->excludes(delta_opt);
+  positional->excludes(delta_opt);
+  positional->excludes(table_opt);
+  positional->excludes(sharing_opt);
   auto* version_opt = cmd->add_option("--version", a->version,
                                       "Delta and --sharing: read this table version (time travel)")
                           ->check(CLI::NonNegativeNumber);
@@ -54,7 +58,7 @@ void RegisterScanCommand(Cli& cli) {
   cmd->callback([&cli, a, filter_opt, snap, ref_opt, version_opt] {
     cli.action = [&cli, a, filter_opt, snap, ref_opt, version_opt]() -> Status {
       if (a->table.empty() && a->delta.empty() && a->sharing.empty()) {
-        return InvalidArgument("scan needs --table, --delta or --sharing");
+        return InvalidArgument("scan needs a table (lakesync scan NAMESPACE.TABLE), --delta PATH or --sharing TABLE");
       }
       if (!a->delta.empty() || !a->sharing.empty()) {
         const char* flag = a->delta.empty() ? "--sharing" : "--delta";

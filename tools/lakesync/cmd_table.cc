@@ -12,6 +12,7 @@
 #include "lakesync/iceberg/model/schema_document.h"
 #include "lakesync/iceberg/model/spec_syntax.h"
 #include "lakesync/io/file_io.h"
+#include "lakesync/sink/progress.h"
 #include "lakesync/table/append.h"
 #include "lakesync/table/row_deletes.h"
 #include "lakesync/table/table.h"
@@ -42,7 +43,17 @@ std::string Describe(const table::Table& t) {
     out += fmt::format("Current snapshot {} ({}, {}, sequence {})\n", s->snapshot_id, s->operation(),
                        Timestamp(s->timestamp_ms), s->sequence_number);
     auto total = s->summary.find("total-records");
-    if (total != s->summary.end()) out += fmt::format("Records          {}\n", total->second);
+    if (total != s->summary.end()) {
+      // Physical records are what the data files hold; live rows are what a reader sees once the
+      // deletes (deletion vectors, position deletes) are applied.
+      out += fmt::format("Records          {}\n", total->second);
+      if (auto live = sink::LiveRecords(*s)) {
+        out += fmt::format("Live rows        {} (records minus {} deleted by position deletes and deletion "
+                           "vectors)\n", *live, std::stoll(total->second) - *live);
+      } else {
+        out += "Live rows        unknown without a scan (the table has equality deletes)\n";
+      }
+    }
   } else {
     out += "Current snapshot none\n";
   }
@@ -155,6 +166,8 @@ void RegisterCreate(Cli& cli, CLI::App* table_cmd) {
       }
       req.properties["format-version"] = std::to_string(a->format_version);
       if (!a->location.empty()) req.location = a->location;
+      ARROW_ASSIGN_OR_RAISE(bool ns_exists, catalog->NamespaceExists(id.ns));
+      if (!ns_exists) return MissingNamespace(id.ns);
       auto created = catalog->CreateTable(req);
       if (!created.ok()) {
         if (a->if_not_exists && KindOf(created.status()) == ErrorKind::kAlreadyExists) {
@@ -226,14 +239,33 @@ void RegisterHistory(Cli& cli, CLI::App* table_cmd) {
         auto it = s.summary.find(key);
         return it == s.summary.end() ? std::string("-") : it->second;
       };
-      std::string out = fmt::format("{:<20} {:<20} {:>4} {:<27} {:<9} {:>10} {:>10} {:>12}\n", "snapshot-id",
-                                    "parent-id", "seq", "committed-at", "operation", "added", "deleted", "total");
+      auto number = [](const iceberg::Snapshot& s, const char* key) -> int64_t {
+        auto it = s.summary.find(key);
+        return it == s.summary.end() ? 0 : std::stoll(it->second);
+      };
+      // Rows a snapshot took away from what readers see: the live rows of removed data files plus
+      // the rows its deletes (deletion vectors, position and equality deletes) remove. A replaced
+      // deletion vector counts once: the new vector's positions minus the old one's.
+      auto removed = [&](const iceberg::Snapshot& s) {
+        if (s.summary.find("total-records") == s.summary.end() && s.summary.find("deleted-records") == s.summary.end() &&
+            s.summary.find("added-position-deletes") == s.summary.end()) {
+          return std::string("-");
+        }
+        return std::to_string(number(s, "deleted-records") + number(s, "added-position-deletes") -
+                              number(s, "removed-position-deletes") + number(s, "added-equality-deletes"));
+      };
+      auto live = [](const iceberg::Snapshot& s) {
+        auto v = sink::LiveRecords(s);
+        return v ? std::to_string(*v) : std::string("-");
+      };
+      std::string out = fmt::format("{:<20} {:<20} {:>4} {:<27} {:<9} {:>10} {:>10} {:>12} {:>12}\n", "snapshot-id",
+                                    "parent-id", "seq", "committed-at", "operation", "added", "removed", "live",
+                                    "records");
       for (const auto& s : snapshots) {
-        out += fmt::format("{:<20} {:<20} {:>4} {:<27} {:<9} {:>10} {:>10} {:>12}{}\n", s->snapshot_id,
+        out += fmt::format("{:<20} {:<20} {:>4} {:<27} {:<9} {:>10} {:>10} {:>12} {:>12}{}\n", s->snapshot_id,
                            s->parent_snapshot_id ? std::to_string(*s->parent_snapshot_id) : "-", s->sequence_number,
-                           Timestamp(s->timestamp_ms), s->operation(), get(*s, "added-records"),
-                           get(*s, "deleted-records"), get(*s, "total-records"),
-                           current == s->snapshot_id ? "  (current)" : "");
+                           Timestamp(s->timestamp_ms), s->operation(), get(*s, "added-records"), removed(*s), live(*s),
+                           get(*s, "total-records"), current == s->snapshot_id ? "  (current)" : "");
       }
       if (snapshots.empty()) out += "(no snapshots)\n";
       Print(out);
@@ -366,11 +398,60 @@ void RegisterUpgrade(Cli& cli, CLI::App* table_cmd) {
   });
 }
 
+void RegisterList(Cli& cli, CLI::App* table_cmd) {
+  struct Args {
+    std::string ns;
+    bool json = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = table_cmd->add_subcommand("list", "List the tables of a namespace (or of every namespace)");
+  cmd->add_option("namespace", a->ns, "namespace, e.g. shop (default: all namespaces)");
+  cmd->add_flag("--json", a->json, "print a JSON array of table names");
+  AddCatalogOption(*cmd, cli.global);
+  cmd->callback([&cli, a] {
+    cli.action = [&cli, a]() -> Status {
+      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
+      std::vector<catalog::Namespace> namespaces;
+      if (!a->ns.empty()) {
+        ARROW_ASSIGN_OR_RAISE(auto ns, catalog::ParseNamespace(a->ns));
+        ARROW_ASSIGN_OR_RAISE(bool exists, catalog->NamespaceExists(ns));
+        if (!exists) return MissingNamespace(ns);
+        namespaces.push_back(ns);
+      } else {
+        // Every level, depth first: a.b is listed under a.
+        std::vector<catalog::Namespace> todo = {catalog::Namespace{}};
+        while (!todo.empty()) {
+          auto parent = todo.back();
+          todo.pop_back();
+          ARROW_ASSIGN_OR_RAISE(auto children, catalog->ListNamespaces(parent));
+          for (auto it = children.rbegin(); it != children.rend(); ++it) todo.push_back(*it);
+          if (!parent.empty()) namespaces.push_back(parent);
+        }
+      }
+      std::vector<std::string> names;
+      for (const auto& ns : namespaces) {
+        ARROW_ASSIGN_OR_RAISE(auto ids, catalog->ListTables(ns));
+        std::sort(ids.begin(), ids.end());
+        for (const auto& id : ids) names.push_back(id.ToString());
+      }
+      if (a->json) {
+        Print(nlohmann::json(names).dump() + "\n");
+      } else {
+        std::string out;
+        for (const auto& n : names) out += n + "\n";
+        Print(out);
+      }
+      return Status::OK();
+    };
+  });
+}
+
 }  // namespace
 
 void RegisterTableCommands(Cli& cli) {
   auto* table_cmd = cli.app.add_subcommand("table", "Create, inspect, append to and delete from Iceberg tables");
   table_cmd->require_subcommand(1);
+  RegisterList(cli, table_cmd);
   RegisterCreate(cli, table_cmd);
   RegisterDescribe(cli, table_cmd);
   RegisterHistory(cli, table_cmd);

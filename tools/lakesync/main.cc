@@ -2,25 +2,109 @@
 #include <iostream>
 
 #include "cli.h"
+#include "lakesync/common/config_keys.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/common/version.h"
 
+namespace {
+
+using namespace lakesync::cli;
+
+// The word the user probably meant when a command or sub-command is mistyped: walks argv down the
+// command tree and compares the first word that names no sub-command with the sub-commands there.
+std::optional<std::string> DidYouMean(const CLI::App& root, int argc, char** argv) {
+  const CLI::App* app = &root;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") return std::nullopt;
+    if (!word.empty() && word[0] == '-') {
+      // Skip the value of an option that takes one ("--log-level info"), unless given as --x=y.
+      if (word.find('=') != std::string::npos) continue;
+      for (const CLI::App* a = app; a != nullptr; a = a->get_parent()) {
+        const CLI::Option* opt = nullptr;
+        try {
+          opt = a->get_option_no_throw(word);
+        } catch (...) {
+        }
+        if (opt) {
+          if (opt->get_expected_min() > 0 && opt->get_type_size() > 0) ++i;
+          break;
+        }
+      }
+      continue;
+    }
+    auto subs = app->get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); });
+    if (subs.empty()) return std::nullopt;  // a positional argument of a command
+    const CLI::App* next = nullptr;
+    std::vector<std::string> names;
+    for (const auto* s : subs) {
+      if (s->check_name(word)) next = s;
+      names.push_back(s->get_name());
+    }
+    if (next) {
+      app = next;
+      continue;
+    }
+    if (auto close = lakesync::ClosestKey(word, names)) {
+      std::string path;
+      for (const CLI::App* a = app; a != nullptr; a = a->get_parent()) path = a->get_name() + (path.empty() ? "" : " " + path);
+      return "'" + word + "' is not a command of " + path + "; did you mean '" + *close + "'?";
+    }
+    return "'" + word + "' is not a command; the commands are: " + [&] {
+      std::string all;
+      for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+      return all;
+    }();
+  }
+  return std::nullopt;
+}
+
+// The deepest command named on the command line (for `lakesync help table create`).
+const CLI::App* FindCommand(const CLI::App& root, const std::vector<std::string>& words, std::string* unknown) {
+  const CLI::App* app = &root;
+  for (const auto& w : words) {
+    const CLI::App* next = nullptr;
+    for (const auto* s : app->get_subcommands([](const CLI::App*) { return true; })) {
+      if (s->check_name(w)) next = s;
+    }
+    if (!next) {
+      *unknown = w;
+      return app;
+    }
+    app = next;
+  }
+  return app;
+}
+
+// The help of one command, named by its full path ("lakesync table create"). App::help() would print
+// the help of a sub-command that was parsed instead (that of `help` itself for `lakesync help`).
+std::string HelpOf(const CLI::App& app) {
+  std::string path;
+  for (const CLI::App* a = &app; a != nullptr; a = a->get_parent()) path = a->get_name() + (path.empty() ? "" : " " + path);
+  return app.get_formatter()->make_help(&app, path, CLI::AppFormatMode::Normal);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace lakesync::cli;
   Cli cli(
       "lakesync keeps Apache Iceberg tables in sync with Delta Lake and Iceberg sources by change data capture.\n"
-      "Without --catalog-config, commands use the embedded catalog: SQLite under ./lakesync-warehouse\n"
-      "(or $LAKESYNC_WAREHOUSE).");
+      "Without --catalog-config or --catalog, commands use the embedded catalog: SQLite under ./lakesync-warehouse\n"
+      "(or $LAKESYNC_WAREHOUSE; a job's is next to the job file). Options may come before or after the command.");
   cli.app.name("lakesync");
   cli.app.set_version_flag("--version", std::string("lakesync ") + LAKESYNC_VERSION + " (Arrow " +
                                             LAKESYNC_ARROW_VERSION + ")");
   cli.app.add_option("--log-level", cli.global.log_level, "debug, info, warn (default), error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   cli.app.add_option("--log-format", cli.global.log_format,
-                     "text (default) or json (one object per line on standard error: time, level, message)")
+                     "text (default) or json (one object per line on standard error: time, level, logger, message "
+                     "and the event's fields; fatal errors too)")
       ->check(CLI::IsMember({"text", "json"}));
-  cli.app.require_subcommand(1);
+  AddCatalogOption(cli.app, cli.global);
+  cli.app.require_subcommand(0, 1);
   cli.app.fallthrough();
+  cli.app.footer("Run 'lakesync help COMMAND' or 'lakesync COMMAND --help' for a command's options; docs/cli.md has "
+                 "the exit codes and output contracts.");
   RegisterNamespaceCommands(cli);
   RegisterTableCommands(cli);
   RegisterScanCommand(cli);
@@ -29,6 +113,20 @@ int main(int argc, char** argv) {
   RegisterRunCommands(cli);
   RegisterCatalogCommands(cli);
   RegisterShareCommands(cli);
+  RegisterDocCommands(cli);
+
+  std::vector<std::string> help_words;
+  auto* help = cli.app.add_subcommand("help", "Show the help of lakesync or of a command (lakesync help table create)");
+  help->add_option("command", help_words, "the command, and its sub-command");
+  help->callback([&cli, &help_words] {
+    cli.action = [&cli, &help_words]() -> lakesync::Status {
+      std::string unknown;
+      const CLI::App* app = FindCommand(cli.app, help_words, &unknown);
+      if (!unknown.empty()) return lakesync::InvalidArgument("help: '{}' is not a command", unknown);
+      Print(HelpOf(*app));
+      return lakesync::Status::OK();
+    };
+  });
 
   try {
     cli.app.parse(argc, argv);
@@ -39,16 +137,24 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return cli.app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "lakesync: error: " << e.what() << "\nRun 'lakesync --help' (or '<command> --help') for usage."
-              << std::endl;
+    lakesync::ConfigureLogging(cli.global.log_level, cli.global.log_format);
+    std::string message = e.what();
+    if (auto hint = DidYouMean(cli.app, argc, argv)) message = *hint;
+    ReportError(cli, message + "\nRun 'lakesync --help' (or '<command> --help') for usage.", kExitUsage,
+                "invalid argument");
     return kExitUsage;
   }
   lakesync::ConfigureLogging(cli.global.log_level, cli.global.log_format);
-  if (!cli.action) return kExitOk;
+  if (!cli.action) {
+    // Bare `lakesync` (or a command group without its sub-command handled by CLI11 above).
+    Print(HelpOf(cli.app));
+    return kExitOk;
+  }
   lakesync::Status st = cli.action();
   if (!st.ok()) {
-    std::cerr << "lakesync: error: " << st.message() << std::endl;
-    return ExitCodeFor(st);
+    const int code = ExitCodeFor(st);
+    ReportError(cli, st.message(), code, lakesync::ErrorKindName(lakesync::KindOf(st)));
+    return code;
   }
-  return kExitOk;
+  return cli.exit_code;
 }

@@ -1,5 +1,6 @@
 #include "lakesync/catalog/catalog_config.h"
 
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "lakesync/catalog/filesystem/filesystem_catalog.h"
 #include "lakesync/catalog/rest/rest_catalog.h"
+#include "lakesync/common/config_keys.h"
 #include "lakesync/catalog/sql/sql_catalog.h"
 #include "lakesync/io/file_io.h"
 
@@ -31,6 +33,8 @@ constexpr char kPropInitCatalogTables[] = "init_catalog_tables";
 // Java's JdbcCatalog passes jdbc.* properties to the driver; these two are the ones PostgreSQL needs.
 constexpr char kPropJdbcUser[] = "jdbc.user";
 constexpr char kPropJdbcPassword[] = "jdbc.password";
+constexpr char kPropIoImpl[] = "io-impl";
+constexpr char kPropPyIoImpl[] = "py-io-impl";
 constexpr char kMemoryDatabase[] = ":memory:";
 
 enum class CatalogType { kSql, kFilesystem, kRest };
@@ -49,29 +53,96 @@ std::optional<std::string> Get(const CatalogConfig& config, const char* key) {
   return it->second;
 }
 
-Result<CatalogType> TypeOf(const CatalogConfig& config) {
+const CatalogTypeInfo* FindType(std::string_view name) {
+  const std::string lower = Lower(name);
+  for (const auto& info : CatalogTypes()) {
+    if (std::find(info.names.begin(), info.names.end(), lower) != info.names.end()) return &info;
+  }
+  return nullptr;
+}
+
+std::string TypeNames(bool supported_only) {
+  std::string out;
+  for (const auto& info : CatalogTypes()) {
+    if (supported_only && !info.supported) continue;
+    for (const auto& n : info.names) out += (out.empty() ? "" : ", ") + n;
+  }
+  return out;
+}
+
+Result<const CatalogTypeInfo*> TypeInfoOf(const CatalogConfig& config) {
   if (Get(config, kPropCatalogImpl)) {
     return Unsupported(
         "catalog '{}': catalog_properties.{} names a Java class, which lakesync cannot load; set "
-        "catalog_properties.type instead (sql or hadoop)",
-        config.catalog_name, kPropCatalogImpl);
+        "catalog_properties.type instead ({})",
+        config.catalog_name, kPropCatalogImpl, TypeNames(true));
   }
   auto type = Get(config, kPropType);
   if (!type || type->empty()) {
-    return InvalidArgument("catalog '{}': catalog_properties.type is required (one of: sql, hadoop, filesystem, rest)",
-                           config.catalog_name);
+    return InvalidArgument("catalog '{}': catalog_properties.type is required (one of: {})", config.catalog_name,
+                           TypeNames(true));
   }
-  const std::string t = Lower(*type);
-  if (t == "sql" || t == "jdbc") return CatalogType::kSql;
-  if (t == "hadoop" || t == "filesystem") return CatalogType::kFilesystem;
-  if (t == "rest") return CatalogType::kRest;
-  if (t == "hive" || t == "glue" || t == "nessie") {
-    return Unsupported("catalog '{}': catalog_properties.type '{}' is not supported yet (use sql, hadoop or rest)",
-                       config.catalog_name, *type);
+  const CatalogTypeInfo* info = FindType(*type);
+  if (!info) {
+    return InvalidArgument("catalog '{}': catalog_properties.type '{}' is not a catalog type (one of: {})",
+                           config.catalog_name, *type, TypeNames(true));
   }
-  return InvalidArgument("catalog '{}': catalog_properties.type '{}' is not a catalog type (one of: sql, hadoop, "
-                         "filesystem, rest)",
-                         config.catalog_name, *type);
+  if (!info->supported) {
+    return Unsupported("catalog '{}': catalog_properties.type '{}' is not supported yet (use {})", config.catalog_name,
+                       *type, TypeNames(true));
+  }
+  return info;
+}
+
+Result<CatalogType> TypeOf(const CatalogConfig& config) {
+  ARROW_ASSIGN_OR_RAISE(const CatalogTypeInfo* info, TypeInfoOf(config));
+  if (info->names.front() == "sql") return CatalogType::kSql;
+  if (info->names.front() == "hadoop") return CatalogType::kFilesystem;
+  if (info->names.front() == "rest") return CatalogType::kRest;
+  return Unsupported("catalog '{}': catalog type '{}' has no implementation", config.catalog_name, info->names.front());
+}
+
+// Java FileIO classes name how Java reaches storage; lakesync picks its FileIO from each location's
+// scheme, so these are accepted as the no-op they are here. Any other class is refused by name.
+bool IsKnownIoImpl(std::string_view value) {
+  static const std::vector<std::string> known = {
+      "org.apache.iceberg.aws.s3.S3FileIO",       "org.apache.iceberg.gcp.gcs.GCSFileIO",
+      "org.apache.iceberg.azure.adlsv2.ADLSFileIO", "org.apache.iceberg.hadoop.HadoopFileIO",
+      "org.apache.iceberg.io.ResolvingFileIO",    "pyiceberg.io.pyarrow.PyArrowFileIO",
+      "pyiceberg.io.fsspec.FsspecFileIO"};
+  return std::find(known.begin(), known.end(), value) != known.end();
+}
+
+// Every key must be one this catalog type reads (its own table in CatalogTypes(), the keys of all
+// types, or a FileIO key); a typo is refused with the closest known key.
+Status CheckPropertyKeys(const CatalogConfig& config, const CatalogTypeInfo& info) {
+  std::vector<std::string> known = {kPropType, kPropWarehouse, kPropIoImpl, kPropPyIoImpl};
+  known.insert(known.end(), info.keys.begin(), info.keys.end());
+  const auto& io_keys = io::FileIOPropertyKeys();
+  known.insert(known.end(), io_keys.begin(), io_keys.end());
+  for (const auto& [key, value] : config.catalog_properties) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    if (std::any_of(info.key_prefixes.begin(), info.key_prefixes.end(),
+                    [&](const std::string& p) { return StartsWith(key, p); })) {
+      continue;
+    }
+    std::string hint;
+    if (auto close = ClosestKey(key, known)) {
+      hint = fmt::format("; did you mean '{}'?", *close);
+    } else {
+      hint = fmt::format(" for a {} catalog (its keys: {}; and the storage keys s3.*, gcs.*, adls.*)",
+                         info.names.front(), fmt::join(info.keys, ", "));
+    }
+    return InvalidArgument("catalog '{}': unknown key catalog_properties.{}{}", config.catalog_name, key, hint);
+  }
+  for (const char* key : {kPropIoImpl, kPropPyIoImpl}) {
+    if (auto v = Get(config, key); v && !IsKnownIoImpl(*v)) {
+      return Unsupported("catalog '{}': catalog_properties.{} '{}' is not a FileIO lakesync knows; lakesync chooses "
+                         "its storage client from each location's scheme, so leave {} out",
+                         config.catalog_name, key, *v, key);
+    }
+  }
+  return Status::OK();
 }
 
 Result<std::string> AbsoluteLocalPath(std::string_view path, std::string_view uri) {
@@ -284,8 +355,28 @@ Result<CatalogConfig> LoadCatalogConfigFile(const std::string& path) {
   return ParseCatalogConfig(text.str(), path);
 }
 
+const std::vector<CatalogTypeInfo>& CatalogTypes() {
+  // One entry per catalog type: the names `type` accepts (the first is the canonical one), the keys
+  // it reads besides type, warehouse and the FileIO keys, and key prefixes it accepts as a family.
+  // A new catalog type (or a new key of one) is added here and nowhere else.
+  static const std::vector<CatalogTypeInfo> types = {
+      {{"sql", "jdbc"}, {kPropUri, kPropBusyTimeout, kPropInitCatalogTables, kPropJdbcUser, kPropJdbcPassword}, {}, true},
+      {{"hadoop", "filesystem"}, {kPropAllowUnsafeObjectStoreCommits}, {}, true},
+      {{"rest"},
+       std::vector<std::string>(rest::RestClientPropertyNames().begin(), rest::RestClientPropertyNames().end()),
+       {rest::kPropHeaderPrefix},
+       true},
+      {{"hive"}, {kPropUri}, {}, false},
+      {{"glue"}, {}, {}, false},
+      {{"nessie"}, {kPropUri}, {}, false},
+  };
+  return types;
+}
+
 Status ValidateCatalogConfig(const CatalogConfig& config) {
   if (config.catalog_name.empty()) return InvalidArgument("catalog_name must not be empty");
+  ARROW_ASSIGN_OR_RAISE(const CatalogTypeInfo* info, TypeInfoOf(config));
+  ARROW_RETURN_NOT_OK(CheckPropertyKeys(config, *info));
   ARROW_ASSIGN_OR_RAISE(CatalogType type, TypeOf(config));
   // A REST catalog's warehouse is optional: a name or location the server interprets.
   if (type == CatalogType::kRest) return rest::ValidateRestProperties(config.catalog_name, config.catalog_properties);
@@ -310,9 +401,38 @@ Status ValidateCatalogConfig(const CatalogConfig& config) {
   return Status::OK();
 }
 
-Result<CatalogConfig> DefaultCatalogConfig() {
+void ResolveRelativePaths(std::map<std::string, std::string>& props, const std::string& base_dir) {
+  if (base_dir.empty()) return;
+  // A REST catalog's warehouse is a name or location the server interprets, not a local path.
+  auto type = props.find(kPropType);
+  const bool rest = type != props.end() && Lower(type->second) == "rest";
+  if (auto it = props.find(kPropWarehouse); it != props.end() && !rest) {
+    it->second = io::ResolveRelativePath(it->second, base_dir);
+  }
+  auto it = props.find(kPropUri);
+  if (it == props.end()) return;
+  std::string& uri = it->second;
+  const std::string lower = Lower(uri);
+  // sqlite:///rel/x.db (three slashes: relative) and jdbc:sqlite:rel/x.db name files relative to
+  // the current directory; memory databases and absolute paths stay as they are.
+  for (std::string_view scheme : {"sqlite:///", "sqlite+pysqlite:///"}) {
+    if (!StartsWith(lower, scheme)) continue;
+    const std::string rest = uri.substr(scheme.size());
+    if (rest.empty() || rest.front() == '/' || rest == kMemoryDatabase) return;
+    uri = uri.substr(0, scheme.size()) + io::ResolveRelativePath(rest, base_dir);
+    return;
+  }
+  if (StartsWith(lower, "jdbc:sqlite:")) {
+    const std::string rest = uri.substr(std::string_view("jdbc:sqlite:").size());
+    if (rest.empty() || rest.front() == '/' || rest == kMemoryDatabase || StartsWith(Lower(rest), "file:")) return;
+    uri = "jdbc:sqlite:" + io::ResolveRelativePath(rest, base_dir);
+  }
+}
+
+Result<CatalogConfig> DefaultCatalogConfig(const std::string& base_dir) {
   const char* env = std::getenv("LAKESYNC_WAREHOUSE");
-  const std::string given = env && *env ? env : "lakesync-warehouse";
+  const std::string given =
+      env && *env ? std::string(env) : io::ResolveRelativePath("lakesync-warehouse", base_dir);
   auto location = io::NormalizeLocation(given);
   if (!location.ok()) {
     return InvalidArgument("LAKESYNC_WAREHOUSE '{}' is not a usable directory: {}", given, location.status().message());
@@ -357,10 +477,17 @@ Result<std::shared_ptr<Catalog>> LoadCatalog(const CatalogConfig& config) {
     } else {
       ARROW_ASSIGN_OR_RAISE(options.database_path, SqliteDatabasePath(uri));
     }
+    ARROW_ASSIGN_OR_RAISE(options.init_catalog_tables, BoolProperty(config, kPropInitCatalogTables, true));
+    if (options.postgres_uri.empty() && options.init_catalog_tables && options.database_path != kMemoryDatabase) {
+      // A catalog that may create its tables may create its folder too (a job's catalog next to the
+      // job file, on a first run).
+      std::error_code ec;
+      std::filesystem::create_directories(std::filesystem::path(options.database_path).parent_path(), ec);
+      if (ec) return IOError("creating the folder of SQLite catalog {}: {}", options.database_path, ec.message());
+    }
     options.warehouse = warehouse;
     options.io = io;
     ARROW_ASSIGN_OR_RAISE(options.busy_timeout_ms, IntProperty(config, kPropBusyTimeout, options.busy_timeout_ms));
-    ARROW_ASSIGN_OR_RAISE(options.init_catalog_tables, BoolProperty(config, kPropInitCatalogTables, true));
     ARROW_ASSIGN_OR_RAISE(auto catalog, SqlCatalog::Make(std::move(options)));
     return std::static_pointer_cast<Catalog>(catalog);
   }

@@ -8,7 +8,9 @@
 //     uri: sqlite:////abs/path/catalog.db
 //     warehouse: file:///abs/path/warehouse
 //
-// Properties read here (all others are passed on to FileIO, e.g. s3.*, gcs.*, adls.*):
+// Which keys each catalog type reads is one table, CatalogTypes() (a new type or key is added
+// there); FileIO's keys (s3.*, gcs.*, adls.*: io::FileIOPropertyKeys()) are valid for every type.
+// Any other key is refused with the closest known key. Properties read here:
 //   type       required, case-insensitive. `sql`/`jdbc`, `hadoop`/`filesystem`, `rest` (the REST client's
 //              properties are listed in rest/rest_catalog.h); `hive`, `glue`, `nessie` are kUnsupported
 //              for now; `catalog-impl` (a Java class) is kUnsupported.
@@ -25,12 +27,15 @@
 //   sqlite.busy-timeout-ms       `sql`, default 30000: how long to wait for another process's lock.
 //   init_catalog_tables          `sql`, default true (pyiceberg's key): create missing catalog tables.
 //   filesystem.allow-unsafe-object-store-commits   `hadoop`, default false (see filesystem_catalog.h).
+//   io-impl, py-io-impl          Java's / pyiceberg's FileIO class: accepted for the known classes
+//                                (lakesync picks its FileIO from each location's scheme), else kUnsupported.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lakesync/catalog/catalog.h"
 
@@ -41,6 +46,15 @@ class Node;
 namespace lakesync::catalog {
 
 inline constexpr char kDefaultCatalogName[] = "lakesync";
+
+// A catalog type and the properties it reads (besides type, warehouse and the FileIO keys).
+struct CatalogTypeInfo {
+  std::vector<std::string> names;         // accepted spellings of `type`, canonical first
+  std::vector<std::string> keys;          // exact keys
+  std::vector<std::string> key_prefixes;  // key families, e.g. "header."
+  bool supported = true;                  // false: `type` is known but refused as not available yet
+};
+const std::vector<CatalogTypeInfo>& CatalogTypes();
 
 struct CatalogConfig {
   std::string catalog_name = kDefaultCatalogName;
@@ -65,10 +79,16 @@ Result<CatalogConfig> CatalogConfigFromYaml(const YAML::Node& node, std::string_
 Status ValidateCatalogConfig(const CatalogConfig& config);
 
 // The embedded default: a SQL catalog on SQLite at <dir>/catalog.db with warehouse file://<dir>,
-// named "lakesync", where dir is $LAKESYNC_WAREHOUSE or ./lakesync-warehouse, made absolute and
-// created if missing. Errors: InvalidArgument when $LAKESYNC_WAREHOUSE is not a local path;
-// IOError when the directory cannot be created.
-Result<CatalogConfig> DefaultCatalogConfig();
+// named "lakesync", where dir is $LAKESYNC_WAREHOUSE or, when that is unset, lakesync-warehouse in
+// `base_dir` (a job file's folder; empty: the current directory), made absolute and created if
+// missing. Errors: InvalidArgument when $LAKESYNC_WAREHOUSE is not a local path; IOError when the
+// directory cannot be created.
+Result<CatalogConfig> DefaultCatalogConfig(const std::string& base_dir = "");
+
+// Makes the local paths among the properties (`warehouse` except for a rest catalog, a SQLite `uri`)
+// absolute against `base_dir` rather than the current directory: a job file's catalog is where the
+// file says, wherever it is run from. URIs and absolute paths are left as they are.
+void ResolveRelativePaths(std::map<std::string, std::string>& catalog_properties, const std::string& base_dir);
 
 // Validates the configuration, makes the FileIO from the same properties and opens the catalog.
 // Errors: as ValidateCatalogConfig, FileIO::Make and the catalog's Make.

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lakesync/common/status.h"
 
@@ -23,6 +24,20 @@ class ChangeSource {
 
   // "delta table s3://bucket/orders", for messages and the summary line.
   virtual std::string Describe() const = 0;
+
+  // What the source is, however a job file spells it: the table's own unique id where it has one
+  // (Iceberg's table-uuid, Delta's metaData.id), else its normalised location. A job's default
+  // sink_id derives from it. A table dropped and created again gets a new id — rightly, since its
+  // positions (versions, sequence numbers) start again.
+  virtual Result<std::string> Identity() { return Describe(); }
+
+  // The source's primary-key columns, where it declares them (Iceberg identifier fields): a target
+  // created without equality_columns gets them as its identifier fields.
+  virtual std::vector<std::string> IdentifierColumns() const { return {}; }
+
+  // When the commit with this ordinal was made (ms since the epoch), for the time lag; nullopt
+  // where the source cannot tell.
+  virtual Result<std::optional<int64_t>> CommitTimestampMs(int64_t ordinal) { return std::optional<int64_t>(); }
 
   // The ordinal of the newest commit the source has now; nullopt for a source without commits.
   virtual Result<std::optional<int64_t>> Latest() = 0;

@@ -7,8 +7,11 @@
 
 #include "lakesync/common/config_keys.h"
 #include "lakesync/delta/delta_table.h"
+#include "lakesync/delta/log.h"
 #include "lakesync/engine/snapshot_as_inserts.h"
+#include "lakesync/common/logging.h"
 #include "lakesync/engine/source_keys.h"
+#include "lakesync/io/hadoop_config.h"
 
 namespace lakesync::engine {
 namespace {
@@ -25,6 +28,19 @@ class DeltaSource : public ChangeSource {
       : table_(std::move(table)), keys_(std::move(keys)), columns_(std::move(columns)) {}
 
   std::string Describe() const override { return fmt::format("delta table {}", table_->location()); }
+
+  Result<std::string> Identity() override {
+    // metaData.id is the table's unique id, written when the table is created (PROTOCOL.md).
+    ARROW_ASSIGN_OR_RAISE(auto state, delta::ReplayLog(*table_->io(), table_->listing(), table_->latest_version(),
+                                                       /*with_files=*/false));
+    if (state.metadata && !state.metadata->id.empty()) return state.metadata->id;
+    return table_->location();
+  }
+
+  Result<std::optional<int64_t>> CommitTimestampMs(int64_t ordinal) override {
+    ARROW_ASSIGN_OR_RAISE(int64_t ms, table_->CommitTimestamp(ordinal));
+    return std::optional<int64_t>(ms);
+  }
 
   Result<std::optional<int64_t>> Latest() override {
     ARROW_RETURN_NOT_OK(table_->Refresh());
@@ -101,7 +117,7 @@ Result<std::unique_ptr<ChangeSource>> OpenDeltaSource(const JobConfig& job) {
   const bool cdc = job.source_type == SourceType::kDeltaLakeCdc;
   const std::string& where = job.location;
   const Json& s = job.source;
-  std::vector<std::string> known = {"table", "storage_properties"};
+  std::vector<std::string> known = {"table", "storage_properties", "hadoop_config"};
   if (cdc) {
     for (const char* k : {"start_version", "start_timestamp", "end_version", "end_timestamp",
                           "include_metadata_columns", "streaming", "poll_interval_seconds", "initial_snapshot"}) {
@@ -115,6 +131,23 @@ Result<std::unique_ptr<ChangeSource>> OpenDeltaSource(const JobConfig& job) {
   SourceKeys keys;
   ARROW_ASSIGN_OR_RAISE(keys.table, RequiredString(s, "table", where, "the Delta table's path or URI"));
   ARROW_ASSIGN_OR_RAISE(auto storage, OptionalStringMap(s, "storage_properties", where));
+  // Beam's hadoop_config: the Hadoop keys with a FileIO counterpart, checked for contradictions with
+  // storage_properties (which win only when they agree).
+  ARROW_ASSIGN_OR_RAISE(auto hadoop, OptionalStringMap(s, "hadoop_config", where));
+  if (!hadoop.empty()) {
+    ARROW_ASSIGN_OR_RAISE(auto translated, io::TranslateHadoopConfig(hadoop, where + ": source.hadoop_config"));
+    for (const auto& key : translated.ignored) {
+      LS_LOG_WARN("{}: source.hadoop_config.{} has no effect in lakesync: it names a Java filesystem class, and "
+                  "lakesync uses its own client for each scheme", where, key);
+    }
+    for (const auto& [key, value] : translated.properties) {
+      auto [it, inserted] = storage.emplace(key, value);
+      if (!inserted && it->second != value) {
+        return InvalidArgument("{}: source.hadoop_config sets {} to '{}' but source.storage_properties says '{}'",
+                               where, key, value, it->second);
+      }
+    }
+  }
   if (cdc) {
     ARROW_ASSIGN_OR_RAISE(keys.start_version, OptionalVersion(s, "start_version", where));
     ARROW_ASSIGN_OR_RAISE(keys.start_timestamp_ms, OptionalTimestamp(s, "start_timestamp", where));

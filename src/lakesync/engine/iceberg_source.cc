@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "lakesync/common/config_keys.h"
+#include "lakesync/common/logging.h"
 #include "lakesync/engine/snapshot_as_inserts.h"
 #include "lakesync/engine/source_keys.h"
 #include "lakesync/iceberg/changelog/changelog_source.h"
@@ -38,7 +39,42 @@ class IcebergSource : public ChangeSource {
     return Status::OK();
   }
 
+  // Beam's watermark_column: an existing, required, top-level long or timestamp column.
+  Status CheckWatermarkColumn(const std::string& name) const {
+    auto schema = table_->metadata()->Schema();
+    const auto* field = schema->FindFieldByName(name);
+    const bool top_level = std::any_of(schema->fields().begin(), schema->fields().end(),
+                                       [&](const auto& f) { return f.name == name; });
+    if (!field || !top_level) return InvalidArgument("watermark_column '{}' is not a top-level column", name);
+    if (!field->required) return InvalidArgument("watermark_column '{}' must be a required column", name);
+    const auto type = field->type->ToString();
+    if (type != "long" && type.rfind("timestamp", 0) != 0) {
+      return InvalidArgument("watermark_column '{}' must be a long or a timestamp column, not {}", name, type);
+    }
+    return Status::OK();
+  }
+
   std::string Describe() const override { return fmt::format("iceberg table {}", id_.ToString()); }
+
+  Result<std::string> Identity() override {
+    ARROW_ASSIGN_OR_RAISE(table_, table::Table::Load(catalog_, id_));
+    return table_->metadata()->table_uuid;
+  }
+
+  std::vector<std::string> IdentifierColumns() const override {
+    std::vector<std::string> out;
+    if (!table_) return out;
+    auto schema = table_->metadata()->Schema();
+    for (int32_t id : schema->identifier_field_ids()) out.push_back(schema->FindColumnName(id));
+    return out;
+  }
+
+  Result<std::optional<int64_t>> CommitTimestampMs(int64_t ordinal) override {
+    ARROW_ASSIGN_OR_RAISE(table_, table::Table::Load(catalog_, id_));
+    auto snapshot = SnapshotWithSequence(ordinal);
+    if (!snapshot.ok()) return std::optional<int64_t>();
+    return std::optional<int64_t>((*snapshot)->timestamp_ms);
+  }
 
   Result<std::optional<int64_t>> Latest() override {
     ARROW_ASSIGN_OR_RAISE(table_, table::Table::Load(catalog_, id_));
@@ -231,6 +267,11 @@ Result<std::unique_ptr<ChangeSource>> OpenIcebergSource(const JobConfig& job, st
                                                 config.poll_interval_seconds);
   source->import_only_ = job.source_type == SourceType::kIceberg;
   LS_RETURN_NOT_OK_CTX(source->Init(), "{}.table {}", where, config.table);
+  if (config.watermark_column) {
+    LS_RETURN_NOT_OK_CTX(source->CheckWatermarkColumn(*config.watermark_column), "{}", where);
+    LS_LOG_WARN("{}.watermark_column has no effect in lakesync: it stamps event times for Beam's windows, and "
+                "lakesync applies changes in commit order without windows", where);
+  }
   return std::unique_ptr<ChangeSource>(std::move(source));
 }
 

@@ -1,12 +1,18 @@
 #include "lakesync/engine/job_config.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "lakesync/catalog/catalog_config.h"
+#include "lakesync/change/metadata_columns.h"
 #include "lakesync/common/config_keys.h"
 #include "lakesync/common/yaml_json.h"
+#include "lakesync/io/location.h"
 
 namespace lakesync::engine {
 namespace {
@@ -48,11 +54,79 @@ Result<bool> OptionalBool(const Json& block, const char* key, std::string_view w
   return InvalidArgument("{}: {}{} must be true or false, not {}", where, prefix, key, v.dump());
 }
 
-bool IsNameCharacter(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+// source.initial_snapshot: true/false, or {if_target_not_empty: fail | skip | overwrite} (which
+// means true).
+Status ParseInitialSnapshot(const Json& source, std::string_view where, JobConfig& job) {
+  if (!source.contains("initial_snapshot") || source.at("initial_snapshot").is_null()) return Status::OK();
+  const Json& v = source.at("initial_snapshot");
+  if (!v.is_object()) {
+    ARROW_ASSIGN_OR_RAISE(job.initial_snapshot, OptionalBool(source, "initial_snapshot", where, "source."));
+    return Status::OK();
+  }
+  ARROW_RETURN_NOT_OK(CheckKnownKeys(v, {"if_target_not_empty"}, fmt::format("{}: source.initial_snapshot", where)));
+  job.initial_snapshot = true;
+  if (!v.contains("if_target_not_empty")) return Status::OK();
+  const Json& policy = v.at("if_target_not_empty");
+  for (auto p : {IfTargetNotEmpty::kFail, IfTargetNotEmpty::kSkip, IfTargetNotEmpty::kOverwrite}) {
+    if (policy.is_string() && policy.get<std::string>() == IfTargetNotEmptyName(p)) {
+      job.if_target_not_empty = p;
+      job.if_target_not_empty_given = true;
+      return Status::OK();
+    }
+  }
+  return InvalidArgument("{}: source.initial_snapshot.if_target_not_empty must be fail, skip or overwrite, not {}",
+                         where, policy.dump());
+}
+
+// Catalog properties naming local files (warehouse, a SQLite uri) are relative to the job file.
+void ResolveCatalogPaths(Json& block, const std::string& directory) {
+  if (!block.contains("catalog_properties") || !block.at("catalog_properties").is_object()) return;
+  Json& props = block["catalog_properties"];
+  std::map<std::string, std::string> paths;
+  for (const char* key : {"warehouse", "uri"}) {
+    if (props.contains(key) && props.at(key).is_string()) paths[key] = props.at(key).get<std::string>();
+  }
+  catalog::ResolveRelativePaths(paths, directory);
+  for (const auto& [key, value] : paths) props[key] = value;
+}
+
+// Every path a job names locally is relative to the job file's folder, never to where it is run.
+void ResolveJobPaths(Json& source, Json& sink, SourceType type, const std::string& directory) {
+  const bool delta = type == SourceType::kDeltaLakeCdc || type == SourceType::kDeltaLake;
+  if (delta && source.contains("table") && source.at("table").is_string()) {
+    source["table"] = io::ResolveRelativePath(source.at("table").get<std::string>(), directory);
+  }
+  // A shared table's profile file: source.profile, or the part of source.table before the last '#'
+  // (PROFILE#SHARE.SCHEMA.TABLE, as the sharing client splits it).
+  const bool sharing = type == SourceType::kDeltaSharingCdc || type == SourceType::kDeltaSharing;
+  if (sharing && source.contains("profile") && source.at("profile").is_string()) {
+    source["profile"] = io::ResolveRelativePath(source.at("profile").get<std::string>(), directory);
+  } else if (sharing && source.contains("table") && source.at("table").is_string()) {
+    const std::string table = source.at("table").get<std::string>();
+    if (const size_t hash = table.rfind('#'); hash != std::string::npos && hash > 0) {
+      source["table"] = io::ResolveRelativePath(table.substr(0, hash), directory) + table.substr(hash);
+    }
+  }
+  ResolveCatalogPaths(source, directory);
+  ResolveCatalogPaths(sink, directory);
+  if (sink.contains("error_handling") && sink.at("error_handling").is_object()) {
+    Json& eh = sink["error_handling"];
+    if (eh.contains("output") && eh.at("output").is_string()) {
+      eh["output"] = io::ResolveRelativePath(eh.at("output").get<std::string>(), directory);
+    }
+  }
 }
 
 }  // namespace
+
+std::string_view IfTargetNotEmptyName(IfTargetNotEmpty policy) {
+  switch (policy) {
+    case IfTargetNotEmpty::kFail: return "fail";
+    case IfTargetNotEmpty::kSkip: return "skip";
+    case IfTargetNotEmpty::kOverwrite: return "overwrite";
+  }
+  return "?";
+}
 
 std::string_view SourceTypeName(SourceType type) {
   switch (type) {
@@ -117,6 +191,11 @@ Result<JobConfig> ParseJobConfig(const Json& document, std::string location) {
   ARROW_RETURN_NOT_OK(CheckKnownKeys(document, JobKeys(), where));
   JobConfig job;
   job.location = location;
+  {
+    std::error_code ec;
+    auto absolute = std::filesystem::absolute(std::filesystem::path(location), ec);
+    job.directory = ec ? std::string() : absolute.lexically_normal().parent_path().string();
+  }
   if (document.contains("name") && !document.at("name").is_null()) {
     if (!document.at("name").is_string()) return InvalidArgument("{}: name must be a string", where);
     job.name = document.at("name").get<std::string>();
@@ -128,15 +207,18 @@ Result<JobConfig> ParseJobConfig(const Json& document, std::string location) {
   if (!document.contains("source") || !document.at("source").is_object()) {
     return InvalidArgument("{}: a 'source' map is required (with type, table, ...)", where);
   }
-  const Json& source = document.at("source");
+  Json source = document.at("source");
   ARROW_ASSIGN_OR_RAISE(job.source_type, ParseSourceType(source, where));
-  job.source = source;
-  job.source.erase("type");
   ARROW_ASSIGN_OR_RAISE(job.streaming, OptionalBool(source, "streaming", where, "source."));
-  ARROW_ASSIGN_OR_RAISE(job.initial_snapshot, OptionalBool(source, "initial_snapshot", where, "source."));
-  if (job.initial_snapshot && !IsCdcSource(job.source_type)) {
-    return InvalidArgument("{}: source.initial_snapshot applies to delta_lake_cdc and iceberg_cdc; a {} source is "
-                           "already a snapshot import", where, SourceTypeName(job.source_type));
+  ARROW_RETURN_NOT_OK(ParseInitialSnapshot(source, where, job));
+  if (source.contains("initial_snapshot") && !IsCdcSource(job.source_type)) {
+    // An import is a snapshot already; only the policy for a non-empty target means something.
+    if (!source.at("initial_snapshot").is_object() && job.initial_snapshot) {
+      return InvalidArgument("{}: source.initial_snapshot applies to delta_lake_cdc and iceberg_cdc; a {} source is "
+                             "already a snapshot import (write initial_snapshot: {{if_target_not_empty: ...}} to say "
+                             "what it does with a non-empty target)", where, SourceTypeName(job.source_type));
+    }
+    job.initial_snapshot = false;
   }
   if (job.streaming && !IsCdcSource(job.source_type)) {
     return InvalidArgument("{}: source.streaming applies to delta_lake_cdc and iceberg_cdc, not to a {} import",
@@ -147,6 +229,10 @@ Result<JobConfig> ParseJobConfig(const Json& document, std::string location) {
     return InvalidArgument("{}: a 'sink' map is required (with table, ...)", where);
   }
   Json sink = document.at("sink");
+  ResolveJobPaths(source, sink, job.source_type, job.directory);
+  job.source = source;
+  job.source.erase("type");
+  job.source.erase("initial_snapshot");  // the engine's key, read above
   if (sink.contains("type")) {
     if (!sink.at("type").is_string() || sink.at("type").get<std::string>() != "iceberg") {
       return InvalidArgument("{}: sink.type must be 'iceberg' (the only sink), not {}", where, sink.at("type").dump());
@@ -161,18 +247,21 @@ Result<JobConfig> ParseJobConfig(const Json& document, std::string location) {
     sink["mode"] = IsCdcSource(job.source_type) || keyed ? "merge-on-read" : "append";
   }
   ARROW_ASSIGN_OR_RAISE(job.sink, sink::ParseSinkConfig(sink, where + ": sink"));
+  // A job's change stream comes from lakesync's own sources, whose metadata columns Beam's
+  // configurations name by constant (change_type_column: CHANGE_TYPE).
+  if (job.sink.change_type_column) {
+    job.sink.change_type_column = change::CanonicalMetadataColumn(*job.sink.change_type_column);
+  }
+  job.sink.sequence_number_column = change::CanonicalMetadataColumn(job.sink.sequence_number_column);
   if (job.sink.mode == sink::WriteMode::kMergeOnRead) {
     if (!job.sink.is_given("sequence_number_column")) {
       job.sink.sequence_number_column = DefaultSequenceColumn(job.source_type);
     }
     if (!job.sink.is_given("change_type_column")) job.sink.change_type_column = DefaultChangeTypeColumn(job.source_type);
   }
-  if (!job.sink.sink_id) {
-    // The job's name, made a valid sink id: progress must be found again by the next run.
-    std::string id;
-    for (char c : job.name) id.push_back(IsNameCharacter(c) ? c : '_');
-    job.sink.sink_id = id.substr(0, sink::kMaxSinkIdLength);
-  }
+  // Without sink_id the runner derives one from what the job is (never from the file name, which
+  // changes when a file is renamed or copied, and would re-import everything).
+  job.sink_id_given = job.sink.sink_id.has_value();
   ARROW_RETURN_NOT_OK(sink::ValidateSinkConfig(job.sink, where + ": sink"));
 
   if (document.contains("schedule") && !document.at("schedule").is_null()) {

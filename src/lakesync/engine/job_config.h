@@ -1,12 +1,13 @@
 // A sync job: one YAML (or JSON) file naming a source and a sink with the keys users know from
 // Apache Beam's Managed I/O (shared/specs/beam-compat.md), plus how often to run.
 //
-//   name: orders-sync                 # optional; names the job in logs, the default sink_id
+//   name: orders-sync                 # optional; names the job in logs and summaries
 //   source:
 //     type: delta_lake_cdc            # delta_lake_cdc | iceberg_cdc | delta_sharing_cdc | delta_lake | iceberg | delta_sharing
 //     table: s3://lake/orders         # the source's own keys: see docs/jobs.md
 //     start_version: 3
-//     initial_snapshot: true          # CDC sources: import the table at the start bound first
+//     initial_snapshot: true          # CDC sources: import the table at the start bound first, or
+//                                     # {if_target_not_empty: fail | skip | overwrite}
 //   sink:
 //     type: iceberg                   # optional; the only sink type
 //     table: db.orders                # every key of the Iceberg sink (sink/sink_config.h)
@@ -14,6 +15,10 @@
 //     equality_columns: [id]
 //   schedule: {every: 15m}            # optional; without it (and without streaming) one run
 //   retry: {max_attempts: 5, initial_backoff_seconds: 1}   # transient failures, per run
+//
+// Relative paths (a Delta source's table, catalog warehouses and SQLite uris, the dead-letter file)
+// are made absolute against the job file's folder when the job is parsed, so a job means the same
+// wherever it is run from.
 //
 // The source block is kept as parsed JSON: each source type validates its own keys when it is
 // opened (engine/source_factory.h), so the messages name the key and the source type.
@@ -36,19 +41,34 @@ inline bool IsCdcSource(SourceType type) {
   return type == SourceType::kDeltaLakeCdc || type == SourceType::kIcebergCdc || type == SourceType::kDeltaSharingCdc;
 }
 
+// What an initial import does when the target already holds rows or another sink's progress
+// (`initial_snapshot: {if_target_not_empty: ...}`).
+enum class IfTargetNotEmpty {
+  kFail,       // refuse, saying what the target holds (the default)
+  kSkip,       // take the target as holding the source as of the start; apply only the changes after it
+  kOverwrite,  // remove the target's rows, then import
+};
+std::string_view IfTargetNotEmptyName(IfTargetNotEmpty policy);
+
 struct RetryPolicy {
   int max_attempts = 5;                // attempts per run for transient failures, >= 1
   double initial_backoff_seconds = 1;  // doubled after each failed attempt, capped at 60 s
 };
 
 struct JobConfig {
-  std::string name;         // `name`, or the job file's stem
+  std::string name;         // `name`, or the job file's stem; names the job in logs, never its progress
   std::string location;     // the job file, for messages
+  std::string directory;    // the job file's folder, absolute: relative paths in the job resolve here
   SourceType source_type = SourceType::kDeltaLakeCdc;
   nlohmann::json source;    // the source block without `type`
   bool streaming = false;   // source.streaming: keep running, polling for new commits
   bool initial_snapshot = false;  // source.initial_snapshot (CDC sources)
-  sink::SinkConfig sink;    // sink_id, mode, sequence and change-type columns already defaulted
+  IfTargetNotEmpty if_target_not_empty = IfTargetNotEmpty::kFail;
+  bool if_target_not_empty_given = false;
+  // mode, sequence and change-type columns already defaulted. sink_id only when the job sets it: the
+  // runner derives the default from the source's identity and the target (JobRunner::Make).
+  sink::SinkConfig sink;
+  bool sink_id_given = false;
   std::optional<std::chrono::seconds> every;  // schedule.every
   RetryPolicy retry;
 };
@@ -57,8 +77,8 @@ struct JobConfig {
 // Errors: InvalidArgument naming `key` and the value.
 Result<std::chrono::seconds> ParseDuration(const nlohmann::json& value, std::string_view key);
 
-// Parses a job document. `location` names the file in every message. Defaults filled in here:
-// sink_id (the job's name), mode (merge-on-read for CDC sources and for imports with
+// Parses a job document. `location` names the file in every message; its folder is the base of
+// relative paths. Defaults filled in here: mode (merge-on-read for CDC sources and for imports with
 // equality_columns, else append),
 // and the sink's change-type and sequence columns (the source's own, unless given).
 // Errors: InvalidArgument naming the key for unknown keys, wrong types and contradictions; as

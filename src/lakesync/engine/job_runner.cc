@@ -3,11 +3,14 @@
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <thread>
 
 #include "lakesync/common/logging.h"
+#include "lakesync/engine/target_check.h"
+#include "lakesync/iceberg/model/literal.h"
 #include "lakesync/sink/table_template.h"
 
 namespace lakesync::engine {
@@ -70,6 +73,20 @@ Json ApplyJson(const sink::ApplyResult& r) {
           {"dead_letters", r.dead_letters}};
 }
 
+bool IsSinkIdCharacter(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+}
+
+// Waits `seconds` of backoff, but not past a stop request.
+void WaitUnlessStopped(double seconds, const std::atomic<bool>* stop) {
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  while (!(stop && stop->load()) && Clock::now() < until) {
+    std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(100)));
+  }
+}
+
+constexpr double kMaxBackoffSeconds = 60;
+
 bool AllSkipped(const sink::ApplyResult& r) {
   if (r.tables.empty()) return false;
   for (const auto& t : r.tables) {
@@ -95,9 +112,17 @@ bool IsTransient(const lakesync::Status& status) {
   }
 }
 
+std::string DefaultSinkId(std::string_view source_identity, std::string_view target_table) {
+  std::string id = fmt::format("{}.{}", source_identity, target_table);
+  for (char& c : id) {
+    if (!IsSinkIdCharacter(c)) c = '_';
+  }
+  return id.substr(0, sink::kMaxSinkIdLength);
+}
+
 Json RunSummary::ToJson() const {
-  Json j = {{"job", job}, {"source", source}, {"status", status}, {"duration_seconds", duration_seconds},
-            {"attempts", attempts}};
+  Json j = {{"job", job}, {"sink_id", sink_id}, {"target", target}, {"source", source}, {"status", status},
+            {"duration_seconds", duration_seconds}, {"attempts", attempts}};
   j["committed_before"] = committed_before ? Json(*committed_before) : Json(nullptr);
   j["range"] = from ? Json{{"from", *from}, {"through", *through}} : Json(nullptr);
   if (initial_snapshot) j["initial_snapshot"] = true;
@@ -111,52 +136,87 @@ Json RunSummary::ToJson() const {
   return j;
 }
 
-JobRunner::JobRunner(JobConfig job, std::shared_ptr<catalog::Catalog> catalog, std::unique_ptr<ChangeSource> source)
-    : job_(std::move(job)), catalog_(std::move(catalog)), source_(std::move(source)) {}
+std::string RunSummary::Describe() const {
+  if (status != "committed") {
+    return fmt::format("job {}: {} ({} -> {}){}{}", job, status, source, target, message.empty() ? "" : ": ",
+                       message);
+  }
+  const auto& c = apply.changes;
+  std::optional<int64_t> snapshot;
+  int64_t written = 0, deleted = 0;
+  for (const auto& t : apply.tables) {
+    if (t.snapshot_id) snapshot = t.snapshot_id;
+    written += t.rows_written;
+    deleted += t.rows_deleted;
+  }
+  std::string what;
+  if (initial_snapshot) {
+    what = fmt::format("imported {} rows of {} as of position {}", written, source, *through);
+  } else {
+    what = fmt::format("applied positions {}..{} of {}: {} inserted, {} updated, {} deleted ({} rows written, {} "
+                       "removed)",
+                       *from, *through, source, c.inserts, c.update_afters, c.deletes, written, deleted);
+  }
+  return fmt::format("job {}: {} to {}; snapshot {}; {:.2f} s", job, what, target,
+                     snapshot ? std::to_string(*snapshot) : "-", duration_seconds);
+}
+
+JobRunner::JobRunner(JobConfig job, std::shared_ptr<catalog::Catalog> catalog, std::unique_ptr<ChangeSource> source,
+                     std::string source_identity)
+    : job_(std::move(job)),
+      catalog_(std::move(catalog)),
+      source_(std::move(source)),
+      source_identity_(std::move(source_identity)) {}
 
 Result<std::unique_ptr<JobRunner>> JobRunner::Make(JobConfig job, std::shared_ptr<catalog::Catalog> catalog,
-                                                   SourceOpener open_source) {
-  ARROW_ASSIGN_OR_RAISE(auto source, open_source(job, catalog));
+                                                   SourceOpener open_source, const OpenOptions& options) {
+  // Opening the source reads it (a Delta log, an Iceberg table's metadata): during an outage that is
+  // a transient failure, retried here like a failed run (RunOnceWithRetries) rather than ending the job.
+  auto open = [&]() -> Result<std::pair<std::unique_ptr<ChangeSource>, std::string>> {
+    ARROW_ASSIGN_OR_RAISE(auto source, open_source(job, catalog));
+    LS_ASSIGN_OR_RAISE_CTX(std::string identity, source->Identity(), "{}: reading the identity of the {}",
+                           job.location, source->Describe());
+    return std::make_pair(std::move(source), std::move(identity));
+  };
+  double backoff = job.retry.initial_backoff_seconds;
+  auto opened = open();
+  for (int attempt = 1; !opened.ok(); ++attempt) {
+    const bool stopped = options.stop && options.stop->load();
+    if (!IsTransient(opened.status()) || stopped || (!options.keep_trying && attempt >= job.retry.max_attempts)) {
+      return opened.status();
+    }
+    const std::string of = options.keep_trying ? "" : fmt::format(" of {}", job.retry.max_attempts);
+    LogEvent(spdlog::level::warn,
+             fmt::format("job {}: cannot open the source yet (attempt {}{}), retrying in {:.1f} s: {}", job.name,
+                         attempt, of, backoff, opened.status().message()),
+             {{"event", "retry"}, {"job", job.name}, {"stage", "open-source"}, {"attempt", attempt},
+              {"backoff_seconds", backoff}, {"error", opened.status().message()},
+              {"error_kind", std::string(ErrorKindName(KindOf(opened.status())))}});
+    WaitUnlessStopped(backoff, options.stop);
+    backoff = std::min(backoff * 2, kMaxBackoffSeconds);
+    opened = open();
+  }
+  auto [source, identity] = std::move(*opened);
   if (auto from_sink = job.sink.catalog()) {
     ARROW_ASSIGN_OR_RAISE(catalog, catalog::LoadCatalog(*from_sink));
   }
-  return std::unique_ptr<JobRunner>(new JobRunner(std::move(job), std::move(catalog), std::move(source)));
+  if (!job.sink.sink_id) job.sink.sink_id = DefaultSinkId(identity, job.sink.table);
+  return std::unique_ptr<JobRunner>(
+      new JobRunner(std::move(job), std::move(catalog), std::move(source), std::move(identity)));
 }
 
 Result<std::optional<int64_t>> JobRunner::CommittedOrdinal() {
   const std::string& sink_id = *job_.sink.sink_id;
-  auto position_of = [&](const catalog::TableIdentifier& id) -> Result<std::optional<int64_t>> {
-    auto loaded = catalog_->LoadTable(id);
-    if (!loaded.ok()) {
-      if (KindOf(loaded.status()) == ErrorKind::kNotFound) return std::optional<int64_t>();
-      return loaded.status();
-    }
-    ARROW_ASSIGN_OR_RAISE(auto position, sink::CommittedPosition(*loaded->metadata, sink_id));
-    if (!position) return std::optional<int64_t>();
-    return std::optional<int64_t>(position->ordinal);
-  };
-  const std::string& table = job_.sink.table;
-  if (!sink::IsTemplate(table)) {
-    ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(table));
-    return position_of(id);
-  }
+  LS_ASSIGN_OR_RAISE_CTX(auto targets, InspectTargets(*catalog_, job_.sink.table), "{}", job_.location);
   // A template routes rows to several tables of one namespace: resume from the least advanced table
   // that carries this sink's progress. (Where the catalog commits several tables atomically they
   // carry the same position; elsewhere they commit one after another, and a table ahead of the others
   // re-applies the changes it already has, which merge-on-read by key makes harmless.)
-  const auto dot = table.rfind('.');
-  if (dot == std::string::npos || sink::IsTemplate(table.substr(0, dot))) {
-    return Unsupported("{}: sink.table '{}': jobs support templates in the table name only, not in the namespace",
-                       job_.location, table);
-  }
-  ARROW_ASSIGN_OR_RAISE(auto ns, catalog::ParseNamespace(table.substr(0, dot)));
-  ARROW_ASSIGN_OR_RAISE(bool exists, catalog_->NamespaceExists(ns));
-  if (!exists) return std::optional<int64_t>();
-  ARROW_ASSIGN_OR_RAISE(auto ids, catalog_->ListTables(ns));
   std::optional<int64_t> least;
-  for (const auto& id : ids) {
-    ARROW_ASSIGN_OR_RAISE(auto position, position_of(id));
-    if (position && (!least || *position < *least)) least = position;
+  for (const auto& t : targets) {
+    auto it = t.sinks.find(sink_id);
+    if (it == t.sinks.end()) continue;
+    if (!least || it->second.ordinal < *least) least = it->second.ordinal;
   }
   return least;
 }
@@ -164,18 +224,29 @@ Result<std::optional<int64_t>> JobRunner::CommittedOrdinal() {
 Result<RunPlan> JobRunner::Plan() {
   RunPlan plan;
   ARROW_ASSIGN_OR_RAISE(plan.committed_before, CommittedOrdinal());
-  ARROW_ASSIGN_OR_RAISE(auto latest, source_->Latest());
+  ARROW_ASSIGN_OR_RAISE(plan.latest, source_->Latest());
   ARROW_ASSIGN_OR_RAISE(auto end, source_->EndOrdinal());
   auto nothing = [&](std::string message) {
     plan.nothing_new = true;
     plan.message = std::move(message);
     return plan;
   };
-  if (!latest) return nothing("the source has no commits yet");
-  const int64_t limit = end ? std::min(*end, *latest) : *latest;
+  if (!plan.latest) return nothing("the source has no commits yet");
+  const int64_t limit = end ? std::min(*end, *plan.latest) : *plan.latest;
   const auto& committed = plan.committed_before;
 
-  const bool import = !IsCdcSource(job_.source_type) || (job_.initial_snapshot && !committed);
+  bool import = !IsCdcSource(job_.source_type) || (job_.initial_snapshot && !committed);
+  bool skip_import = false;
+  if (!committed) {
+    // A first run: make sure the target does not already hold this source (or someone else's).
+    LS_ASSIGN_OR_RAISE_CTX(auto targets, InspectTargets(*catalog_, job_.sink.table), "{}", job_.location);
+    ARROW_ASSIGN_OR_RAISE(auto decision, DecideFirstRun(job_, *job_.sink.sink_id, import, targets));
+    if (decision == FirstRun::kSkipImport) {
+      skip_import = import;
+      import = false;
+    }
+    plan.overwrite = decision == FirstRun::kOverwrite;
+  }
   if (import) {
     if (committed) {
       return nothing(fmt::format("the {} import was already committed at position {}",
@@ -186,14 +257,23 @@ Result<RunPlan> JobRunner::Plan() {
     plan.from = plan.through = *at;
     plan.initial_snapshot = true;
   } else {
+    if (skip_import && !IsCdcSource(job_.source_type)) {
+      return nothing("the target is not empty and initial_snapshot.if_target_not_empty is skip: nothing imported");
+    }
     std::optional<int64_t> first;
     if (committed) {
       ARROW_ASSIGN_OR_RAISE(first, source_->NextAfter(*committed));
+    } else if (skip_import) {
+      // The target holds the source as of the start bound: continue after it.
+      ARROW_ASSIGN_OR_RAISE(auto at, source_->FirstOrdinal());
+      if (at) {
+        ARROW_ASSIGN_OR_RAISE(first, source_->NextAfter(*at));
+      }
     } else {
       ARROW_ASSIGN_OR_RAISE(first, source_->FirstOrdinal());
     }
     if (!first || *first > limit) {
-      return nothing(committed ? fmt::format("nothing after position {} (source latest {})", *committed, *latest)
+      return nothing(committed ? fmt::format("nothing after position {} (source latest {})", *committed, *plan.latest)
                                : "no source commit matches the configured start yet");
     }
     plan.from = *first;
@@ -232,10 +312,28 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> JobRunner::Read(const ReadTask
   return changes;
 }
 
+Result<sink::SinkConfig> JobRunner::SinkConfigForRun() {
+  sink::SinkConfig config = job_.sink;
+  if (config.mode != sink::WriteMode::kMergeOnRead || !config.equality_columns.empty()) return config;
+  auto keys = source_->IdentifierColumns();
+  if (keys.empty()) return config;
+  if (!sink::IsTemplate(config.table)) {
+    ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(config.table));
+    ARROW_ASSIGN_OR_RAISE(bool exists, catalog_->TableExists(id));
+    // An existing target keeps its own identifier fields (the sink's default).
+    if (exists) return config;
+  }
+  LS_LOG_DEBUG("job {}: equality_columns from the source's identifier fields: {}", job_.name, fmt::join(keys, ", "));
+  config.equality_columns = std::move(keys);
+  return config;
+}
+
 Result<RunSummary> JobRunner::RunOnceAttempt(const RunOptions& options) {
   const auto started = Clock::now();
   RunSummary summary;
   summary.job = job_.name;
+  summary.sink_id = *job_.sink.sink_id;
+  summary.target = job_.sink.table;
   summary.source = source_->Describe();
   auto finish = [&](std::string status, std::string message) {
     summary.status = std::move(status);
@@ -252,10 +350,19 @@ Result<RunSummary> JobRunner::RunOnceAttempt(const RunOptions& options) {
   summary.through = through;
   summary.initial_snapshot = plan.initial_snapshot;
   ARROW_ASSIGN_OR_RAISE(auto changes, Read(ReadTask{from, through, plan.initial_snapshot}));
+  if (plan.overwrite) {
+    LS_ASSIGN_OR_RAISE_CTX(auto targets, InspectTargets(*catalog_, job_.sink.table), "{}", job_.location);
+    for (const auto& t : targets) {
+      LS_LOG_WARN("job {}: removing the rows of {} before the import (initial_snapshot.if_target_not_empty: "
+                  "overwrite)", job_.name, t.id.ToString());
+      ARROW_RETURN_NOT_OK(ClearTable(catalog_, t.id));
+    }
+  }
   auto observed = std::make_shared<ObservedReader>(changes, std::vector<std::string>{}, [&](int64_t rows) {
     if (options.progress) options.progress(rows, from, through);
   });
-  ARROW_ASSIGN_OR_RAISE(auto writer, sink::CdcWriter::Make(catalog_, job_.sink));
+  ARROW_ASSIGN_OR_RAISE(auto config, SinkConfigForRun());
+  ARROW_ASSIGN_OR_RAISE(auto writer, sink::CdcWriter::Make(catalog_, std::move(config)));
   sink::ApplyOptions apply;
   apply.source_position = plan.position;
   apply.source_name = summary.source;
@@ -266,8 +373,54 @@ Result<RunSummary> JobRunner::RunOnceAttempt(const RunOptions& options) {
   return finish("committed", "");
 }
 
+void JobRunner::LogRun(const RunSummary& summary, bool repeated) const {
+  // The facts of the summary line as flat fields (log collectors filter on scalars).
+  const auto& c = summary.apply.changes;
+  int64_t written = 0, removed = 0;
+  std::optional<int64_t> snapshot;
+  for (const auto& t : summary.apply.tables) {
+    written += t.rows_written;
+    removed += t.rows_deleted;
+    if (t.snapshot_id) snapshot = t.snapshot_id;
+  }
+  Json fields = {{"event", "run"},
+                 {"job", summary.job},
+                 {"sink_id", summary.sink_id},
+                 {"target", summary.target},
+                 {"status", summary.status},
+                 {"duration_seconds", summary.duration_seconds},
+                 {"attempts", summary.attempts}};
+  if (summary.from) {
+    fields["from"] = *summary.from;
+    fields["through"] = *summary.through;
+  }
+  if (summary.committed_before) fields["committed_before"] = *summary.committed_before;
+  if (summary.initial_snapshot) fields["initial_snapshot"] = true;
+  if (summary.status == "committed") {
+    fields["rows"] = c.changes;
+    fields["inserted"] = c.inserts;
+    fields["updated"] = c.update_afters;
+    fields["deleted"] = c.deletes;
+    fields["rows_written"] = written;
+    fields["rows_removed"] = removed;
+  }
+  if (snapshot) fields["snapshot_id"] = *snapshot;
+  // In a schedule or a stream, a poll that finds nothing is not news.
+  const auto level =
+      summary.status == "nothing-new" && repeated ? spdlog::level::debug : spdlog::level::info;
+  LogEvent(level, summary.Describe(), fields);
+}
+
 Result<RunSummary> JobRunner::RunOnce(const RunOptions& options) {
+  if (options.on_running) options.on_running(true);
+  auto result = RunOnceWithRetries(options);
+  if (options.on_running) options.on_running(false);
+  return result;
+}
+
+Result<RunSummary> JobRunner::RunOnceWithRetries(const RunOptions& options) {
   double backoff = job_.retry.initial_backoff_seconds;
+  auto stopped = [&] { return options.stop && options.stop->load(); };
   for (int attempt = 1;; ++attempt) {
     auto result = RunOnceAttempt(options);
     if (result.ok()) {
@@ -275,16 +428,22 @@ Result<RunSummary> JobRunner::RunOnce(const RunOptions& options) {
       // An initial import is followed at once by the changes after it, so one run leaves the target
       // current (the import's own summary is reported through on_run).
       if (result->initial_snapshot && result->status == "committed" && IsCdcSource(job_.source_type)) {
+        LogRun(*result, false);
         if (options.on_run) options.on_run(*result);
-        return RunOnce(options);
+        return RunOnceWithRetries(options);
       }
+      LogRun(*result, repeating_);
       return result;
     }
-    if (!IsTransient(result.status()) || attempt >= job_.retry.max_attempts) return result.status();
-    LS_LOG_WARN("job {}: attempt {} of {} failed, retrying in {:.1f} s: {}", job_.name, attempt,
-                job_.retry.max_attempts, backoff, result.status().message());
-    std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
-    backoff = std::min(backoff * 2, 60.0);
+    if (!IsTransient(result.status()) || attempt >= job_.retry.max_attempts || stopped()) return result.status();
+    LogEvent(spdlog::level::warn,
+             fmt::format("job {}: attempt {} of {} failed, retrying in {:.1f} s: {}", job_.name, attempt,
+                         job_.retry.max_attempts, backoff, result.status().message()),
+             {{"event", "retry"}, {"job", job_.name}, {"attempt", attempt}, {"max_attempts", job_.retry.max_attempts},
+              {"backoff_seconds", backoff}, {"error", result.status().message()},
+              {"error_kind", std::string(ErrorKindName(KindOf(result.status())))}});
+    WaitUnlessStopped(backoff, options.stop);
+    backoff = std::min(backoff * 2, kMaxBackoffSeconds);
   }
 }
 
@@ -300,15 +459,20 @@ lakesync::Status JobRunner::RunRepeatedly(const RunOptions& options) {
     return InvalidArgument("{}: the job has neither a schedule nor streaming: run it once", job_.location);
   }
   auto stopped = [&] { return options.stop && options.stop->load(); };
+  repeating_ = true;
   auto next = Clock::now();
   while (!stopped()) {
     auto result = RunOnce(options);
     if (!result.ok()) {
+      if (options.on_error) options.on_error(result.status());
       if (!IsTransient(result.status())) return result.status();
-      LS_LOG_ERROR("job {}: run failed after {} attempts, trying again at the next tick: {}", job_.name,
-                   job_.retry.max_attempts, result.status().message());
+      LogEvent(spdlog::level::err,
+               fmt::format("job {}: run failed after {} attempts, trying again at the next tick: {}", job_.name,
+                           job_.retry.max_attempts, result.status().message()),
+               {{"event", "run-failed"}, {"job", job_.name}, {"error", result.status().message()},
+                {"error_kind", std::string(ErrorKindName(KindOf(result.status())))}});
     } else {
-      if (options.on_run) options.on_run(*result);
+      if (options.on_run && result->status != "nothing-new") options.on_run(*result);
       ARROW_ASSIGN_OR_RAISE(auto end, source_->EndOrdinal());
       const auto reached = result->through ? result->through : result->committed_before;
       if (end && reached && *reached >= *end) return lakesync::Status::OK();  // a bounded stream is done
@@ -329,9 +493,10 @@ Result<Json> JobRunner::StatusJson() {
   ARROW_ASSIGN_OR_RAISE(auto committed, CommittedOrdinal());
   ARROW_ASSIGN_OR_RAISE(auto latest, source_->Latest());
   Json j = {{"job", job_.name}, {"source", source_->Describe()}, {"sink_table", job_.sink.table},
-            {"sink_id", *job_.sink.sink_id}};
+            {"sink_id", *job_.sink.sink_id}, {"sink_id_derived", !job_.sink_id_given}};
   j["committed_position"] = committed ? Json(*committed) : Json(nullptr);
   j["source_latest"] = latest ? Json(*latest) : Json(nullptr);
+  j["lag_seconds"] = nullptr;
   if (latest) {
     std::optional<int64_t> pending_from;
     if (committed) {
@@ -339,9 +504,82 @@ Result<Json> JobRunner::StatusJson() {
     } else {
       ARROW_ASSIGN_OR_RAISE(pending_from, source_->FirstOrdinal());
     }
-    j["up_to_date"] = !pending_from || *pending_from > *latest;
+    const bool up_to_date = !pending_from || *pending_from > *latest;
+    j["up_to_date"] = up_to_date;
     j["lag"] = committed ? Json(*latest - *committed) : Json(nullptr);
+    // Time lag: how long the oldest commit not applied yet has been waiting.
+    if (up_to_date) {
+      j["lag_seconds"] = 0.0;
+    } else {
+      ARROW_ASSIGN_OR_RAISE(auto waiting_since, source_->CommitTimestampMs(*pending_from));
+      if (waiting_since) {
+        const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+        j["lag_seconds"] = std::max<double>(0.0, static_cast<double>(now_ms - *waiting_since) / 1000.0);
+      }
+    }
   }
+  if (committed) {
+    ARROW_ASSIGN_OR_RAISE(auto at, source_->CommitTimestampMs(*committed));
+    if (at) j["committed_position_time"] = iceberg::FormatTimestamp(*at * 1000, false, false) + "Z";
+  }
+  return j;
+}
+
+Result<Json> JobRunner::DryRun() {
+  ARROW_ASSIGN_OR_RAISE(auto plan, Plan());
+  auto count = [](std::shared_ptr<arrow::RecordBatchReader> reader) -> Result<int64_t> {
+    int64_t rows = 0;
+    std::shared_ptr<arrow::RecordBatch> batch;
+    while (true) {
+      ARROW_RETURN_NOT_OK(reader->ReadNext(&batch));
+      if (!batch) return rows;
+      rows += batch->num_rows();
+    }
+  };
+  LS_ASSIGN_OR_RAISE_CTX(auto targets, InspectTargets(*catalog_, job_.sink.table), "{}", job_.location);
+  Json tables = Json::array();
+  for (const auto& t : targets) {
+    Json sinks = Json::object();
+    for (const auto& [id, position] : t.sinks) sinks[id] = position.text;
+    tables.push_back({{"table", t.id.ToString()}, {"records", t.records},
+                      {"live_records", t.live_records ? Json(*t.live_records) : Json(nullptr)}, {"sinks", sinks}});
+  }
+  Json j = {{"dry_run", true},
+            {"job", job_.name},
+            {"source", source_->Describe()},
+            {"source_identity", source_identity_},
+            {"sink_id", *job_.sink.sink_id},
+            {"sink_id_derived", !job_.sink_id_given},
+            {"catalog", catalog_->name()},
+            {"target", job_.sink.table},
+            {"target_tables", tables}};
+  j["committed_position"] = plan.committed_before ? Json(*plan.committed_before) : Json(nullptr);
+  j["source_latest"] = plan.latest ? Json(*plan.latest) : Json(nullptr);
+  Json steps = Json::array();
+  if (plan.nothing_new) {
+    j["message"] = plan.message;
+  } else if (plan.initial_snapshot) {
+    ARROW_ASSIGN_OR_RAISE(auto reader, source_->ReadSnapshot(plan.from));
+    ARROW_ASSIGN_OR_RAISE(int64_t rows, count(reader));
+    steps.push_back({{"step", "import"}, {"position", plan.from}, {"changes", rows}, {"overwrite", plan.overwrite}});
+    if (IsCdcSource(job_.source_type)) {
+      ARROW_ASSIGN_OR_RAISE(auto end, source_->EndOrdinal());
+      const int64_t limit = end ? std::min(*end, *plan.latest) : *plan.latest;
+      ARROW_ASSIGN_OR_RAISE(auto next, source_->NextAfter(plan.from));
+      if (next && *next <= limit) {
+        ARROW_ASSIGN_OR_RAISE(auto changes, source_->ReadChanges(*next, limit));
+        ARROW_ASSIGN_OR_RAISE(int64_t n, count(changes));
+        steps.push_back({{"step", "changes"}, {"from", *next}, {"through", limit}, {"changes", n}});
+      }
+    }
+  } else {
+    ARROW_ASSIGN_OR_RAISE(auto changes, source_->ReadChanges(plan.from, plan.through));
+    ARROW_ASSIGN_OR_RAISE(int64_t n, count(changes));
+    steps.push_back({{"step", "changes"}, {"from", plan.from}, {"through", plan.through}, {"changes", n}});
+  }
+  j["steps"] = steps;
   return j;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "lakesync/io/arrow_errors_internal.h"
+#include "lakesync/io/object_stores_internal.h"
 
 namespace lakesync::io::internal {
 namespace {
@@ -84,7 +85,20 @@ Status FromArrow(const Status& status, std::string_view verb, std::string_view l
   // error, and our own detail replaces Arrow's, so it moves into the message.
   std::string message = fmt::format("{}: {}", context, status.message());
   if (status.detail()) message += fmt::format(" ({})", status.detail()->ToString());
-  return MakeError(Classify(status), std::move(message));
+  const ErrorKind kind = Classify(status);
+  if (kind == ErrorKind::kUnavailable) {
+    // The SDK has already retried for its whole budget: say so, and which settings bound it.
+    if (location.substr(0, 5) == "gs://") {
+      message += fmt::format("; no usable answer from Google Cloud Storage within the retry limit "
+                             "(gcs.retry-limit-seconds, {:.0f} s unless set): check the network, gcs.endpoint "
+                             "and the credentials",
+                             kDefaultGcsRetryLimitSeconds);
+    } else if (location.substr(0, 2) == "s3") {
+      message += "; no usable answer from S3 after the SDK's retries (s3.connect-timeout, s3.request-timeout): "
+                 "check the network, s3.endpoint and the credentials";
+    }
+  }
+  return MakeError(kind, std::move(message));
 }
 
 }  // namespace lakesync::io::internal

@@ -36,6 +36,11 @@ struct FileInfo {
   bool is_dir = false;
 };
 
+// Every property FileIO::Make reads (the keys object_stores_internal.h lists, for S3, GCS and
+// Azure), sorted. Catalog configurations accept these next to their own keys; anything else is a
+// typo or a key lakesync does not honour, and is refused by the catalog's validation.
+const std::vector<std::string>& FileIOPropertyKeys();
+
 class FileIO {
  public:
   // `properties` are Iceberg catalog properties; the keys each store reads are listed in

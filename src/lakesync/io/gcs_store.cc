@@ -79,7 +79,7 @@ Result<std::shared_ptr<arrow::fs::FileSystem>> MakeGcsFileSystem(const GcsConfig
     options.scheme = config.scheme;
   }
   if (!config.project_id.empty()) options.project_id = config.project_id;
-  if (config.retry_limit_seconds) options.retry_limit_seconds = *config.retry_limit_seconds;
+  options.retry_limit_seconds = config.retry_limit_seconds.value_or(kDefaultGcsRetryLimitSeconds);
   ARROW_ASSIGN_OR_RAISE(auto fs, arrow::fs::GcsFileSystem::Make(options));
   return std::static_pointer_cast<arrow::fs::FileSystem>(fs);
 }

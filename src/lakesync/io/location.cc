@@ -118,6 +118,14 @@ Result<std::string> NormalizeLocation(std::string_view path_or_uri) {
   return std::string(path_or_uri);
 }
 
+std::string ResolveRelativePath(std::string_view path_or_uri, std::string_view base_dir) {
+  if (path_or_uri.empty() || path_or_uri.front() == '/' || base_dir.empty()) return std::string(path_or_uri);
+  if (path_or_uri.find("://") != std::string_view::npos || ToLower(path_or_uri.substr(0, 5)) == "file:") {
+    return std::string(path_or_uri);
+  }
+  return (std::filesystem::path(std::string(base_dir)) / std::string(path_or_uri)).lexically_normal().string();
+}
+
 std::string JoinLocation(std::string_view base, std::string_view relative) {
   while (!relative.empty() && relative.front() == '/') relative.remove_prefix(1);
   if (base.empty()) return std::string(relative);

@@ -46,6 +46,11 @@ Result<ParsedLocation> ParseLocation(std::string_view location);
 // Errors: as ParseLocation.
 Result<std::string> NormalizeLocation(std::string_view path_or_uri);
 
+// A relative local path made absolute against `base_dir` (a local directory) instead of the current
+// directory: job files name their inputs relative to the file's own folder. URIs (anything with a
+// scheme, file: included), absolute paths and empty strings are returned unchanged. No I/O.
+std::string ResolveRelativePath(std::string_view path_or_uri, std::string_view base_dir);
+
 // Joins a base location and a relative path with exactly one '/' between them
 // ("s3://b/t/" + "/metadata" -> "s3://b/t/metadata"). An empty side returns the other.
 std::string JoinLocation(std::string_view base, std::string_view relative);

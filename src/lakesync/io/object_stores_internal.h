@@ -67,8 +67,13 @@ Result<std::shared_ptr<arrow::fs::FileSystem>> MakeS3FileSystem(const S3Config& 
 //   gcs.no-auth                      true: anonymous requests (the default with an emulator
 //                                    endpoint and no token)
 //   gcs.project-id                   only needed to create buckets
-//   gcs.retry-limit-seconds          how long the SDK retries transient errors (SDK default 15 min)
+//   gcs.retry-limit-seconds          how long the SDK retries transient errors: lakesync's default
+//                                    is kDefaultGcsRetryLimitSeconds (the SDK's own, 15 minutes,
+//                                    made a gs:// path without network look like a hang); jobs
+//                                    retry further with their own backoff
 // Without token, endpoint or gcs.no-auth, Google's Application Default Credentials are used.
+inline constexpr double kDefaultGcsRetryLimitSeconds = 60;
+
 struct GcsConfig {
   enum class Credentials { kDefault, kAnonymous, kAccessToken };
   std::string endpoint_override;  // host:port, empty for Google

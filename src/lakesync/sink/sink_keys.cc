@@ -27,6 +27,9 @@ constexpr char kReasonHeartbeat[] =
     "lakesync makes no idle heartbeat commits; its progress record does not rely on a recent token snapshot";
 constexpr char kReasonOneProcess[] =
     "lakesync writes each table from one process, so there is no shuffle between workers to tune";
+constexpr char kReasonShards[] =
+    "lakesync writes each table's files from one process in one commit, so there are no writer shards to size "
+    "(checked as Beam checks it, then without effect)";
 constexpr char kReasonTableCache[] =
     "table metadata is cached by the one process that writes; there are no workers to share it with";
 
@@ -228,11 +231,10 @@ const std::vector<KeySpec>& Specs() {
        nullptr,
        [](const SinkConfig& c, std::string_view k, Json& out) { out[std::string(k)] = std::string(WriteModeName(c.mode)); },
        nullptr},
-      {"num_shards", KeyType::kInt32, Modes::kMergeOnRead, true, "16",
-       "key-hash shards per table, the write parallelism per table; >= 1",
+      {"num_shards", KeyType::kInt32, Modes::kMergeOnRead, false, "16", kReasonShards,
        [](SinkConfig& c, std::string_view k, const Json& v) -> Status {
          ARROW_ASSIGN_OR_RAISE(c.num_shards, DecodeInt32(k, v));
-         return Status::OK();
+         return RecordIgnored(c, k, v, kReasonShards);
        },
        [](const SinkConfig& c, std::string_view k) -> Status { return AtLeast(k, c.num_shards, 1); },
        [](const SinkConfig& c, std::string_view k, Json& out) { out[std::string(k)] = c.num_shards; }, nullptr},
@@ -268,11 +270,10 @@ const std::vector<KeySpec>& Specs() {
        [](const SinkConfig& c, std::string_view k) -> Status { return NotEmpty(k, c.sequence_number_column); },
        [](const SinkConfig& c, std::string_view k, Json& out) { out[std::string(k)] = c.sequence_number_column; },
        nullptr},
-      {"shards_per_partition", KeyType::kInt32, Modes::kMergeOnRead, true, "num_shards",
-       "shards one partition's rows may use; 1..num_shards",
+      {"shards_per_partition", KeyType::kInt32, Modes::kMergeOnRead, false, "num_shards", kReasonShards,
        [](SinkConfig& c, std::string_view k, const Json& v) -> Status {
          ARROW_ASSIGN_OR_RAISE(c.shards_per_partition, DecodeInt32(k, v));
-         return Status::OK();
+         return RecordIgnored(c, k, v, kReasonShards);
        },
        [](const SinkConfig& c, std::string_view k) -> Status {
          return c.shards_per_partition ? AtLeast(k, *c.shards_per_partition, 1) : Status::OK();

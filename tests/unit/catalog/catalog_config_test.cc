@@ -145,5 +145,61 @@ TEST(CatalogConfigTest, DefaultConfigUsesWarehouseEnvironment) {
   EXPECT_NE(remote.status().message().find("LAKESYNC_WAREHOUSE"), std::string::npos);
 }
 
+TEST(CatalogConfigTest, UnknownPropertiesAreRefusedPerCatalogType) {
+  // A typo names the key it probably meant.
+  ExpectError("catalog_properties: {type: sql, uri: 'sqlite:////tmp/c.db', warehouse: /w, foo: 1}",
+              ErrorKind::kInvalidArgument, {"catalog_properties.foo"});
+  ExpectError("catalog_properties: {type: sql, uri: 'sqlite:////tmp/c.db', warehouse: /w, s3.endpont: x}",
+              ErrorKind::kInvalidArgument, {"s3.endpont", "did you mean 's3.endpoint'?"});
+  ExpectError("catalog_properties: {type: hadoop, warehouse: /w, wharehouse: /x}", ErrorKind::kInvalidArgument,
+              {"did you mean 'warehouse'?"});
+  // A key of another catalog type is not one of this type's.
+  ExpectError("catalog_properties: {type: hadoop, warehouse: /w, sqlite.busy-timeout-ms: 10}",
+              ErrorKind::kInvalidArgument, {"sqlite.busy-timeout-ms"});
+  // Every FileIO key and each type's own keys pass; Java's FileIO classes are accepted as the no-op
+  // they are here, other classes refused.
+  ASSERT_OK(ParseCatalogConfig("catalog_properties: {type: sql, uri: 'sqlite:////tmp/c.db', warehouse: /w, "
+                               "sqlite.busy-timeout-ms: 10, init_catalog_tables: false, s3.endpoint: "
+                               "'http://127.0.0.1:9', client.region: eu, gcs.no-auth: true, adls.anon: true, "
+                               "io-impl: org.apache.iceberg.gcp.gcs.GCSFileIO}",
+                               "c")
+                .status());
+  ExpectError("catalog_properties: {type: hadoop, warehouse: /w, io-impl: com.example.MyFileIO}",
+              ErrorKind::kUnsupported, {"io-impl", "com.example.MyFileIO"});
+  // Each type's keys come from one table.
+  bool found_sql = false;
+  for (const auto& type : CatalogTypes()) {
+    if (type.names.front() != "sql") continue;
+    found_sql = true;
+    EXPECT_NE(std::find(type.keys.begin(), type.keys.end(), "uri"), type.keys.end());
+  }
+  EXPECT_TRUE(found_sql);
+}
+
+TEST(CatalogConfigTest, RelativePathsResolveAgainstAFolder) {
+  std::map<std::string, std::string> props = {{"type", "sql"}, {"uri", "sqlite:///cat/c.db"}, {"warehouse", "wh"}};
+  ResolveRelativePaths(props, "/srv/jobs");
+  EXPECT_EQ(props.at("uri"), "sqlite:////srv/jobs/cat/c.db");
+  EXPECT_EQ(props.at("warehouse"), "/srv/jobs/wh");
+  std::map<std::string, std::string> kept = {{"uri", "sqlite:////abs/c.db"}, {"warehouse", "s3://b/w"}};
+  ResolveRelativePaths(kept, "/srv/jobs");
+  EXPECT_EQ(kept.at("uri"), "sqlite:////abs/c.db");
+  EXPECT_EQ(kept.at("warehouse"), "s3://b/w");
+  std::map<std::string, std::string> jdbc = {{"uri", "jdbc:sqlite:rel/c.db"}};
+  ResolveRelativePaths(jdbc, "/srv/jobs");
+  EXPECT_EQ(jdbc.at("uri"), "jdbc:sqlite:/srv/jobs/rel/c.db");
+  std::map<std::string, std::string> memory = {{"uri", "sqlite:///:memory:"}};
+  ResolveRelativePaths(memory, "/srv/jobs");
+  EXPECT_EQ(memory.at("uri"), "sqlite:///:memory:");
+}
+
+TEST(CatalogConfigTest, TheDefaultWarehouseIsInTheGivenFolder) {
+  ScratchDir dir;
+  unsetenv("LAKESYNC_WAREHOUSE");
+  ASSERT_OK_AND_ASSIGN(auto config, DefaultCatalogConfig(dir.path().string()));
+  EXPECT_EQ(config.catalog_properties.at("warehouse"), "file://" + (dir.path() / "lakesync-warehouse").string());
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "lakesync-warehouse"));
+}
+
 }  // namespace
 }  // namespace lakesync::catalog

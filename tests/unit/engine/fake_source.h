@@ -29,8 +29,18 @@ class FakeSource : public ChangeSource {
   int64_t start = 0;
   std::optional<int64_t> end;
   int reads = 0;
+  std::string identity = "0d6f3c1e-fake-source";
+  std::vector<std::string> keys;  // declared primary key
+  std::map<int64_t, int64_t> commit_times_ms;
 
   std::string Describe() const override { return "fake source"; }
+  Result<std::string> Identity() override { return identity; }
+  std::vector<std::string> IdentifierColumns() const override { return keys; }
+  Result<std::optional<int64_t>> CommitTimestampMs(int64_t ordinal) override {
+    auto it = commit_times_ms.find(ordinal);
+    if (it == commit_times_ms.end()) return std::optional<int64_t>();
+    return std::optional<int64_t>(it->second);
+  }
   Result<std::optional<int64_t>> Latest() override {
     if (commits.empty()) return std::optional<int64_t>();
     return std::optional<int64_t>(static_cast<int64_t>(commits.size()) - 1);

@@ -37,11 +37,12 @@ class JobRunnerTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  JobConfig Job(std::string extra_source = "", std::string extra_sink = "", std::string type = "delta_lake_cdc") {
+  JobConfig Job(std::string extra_source = "", std::string extra_sink = "", std::string type = "delta_lake_cdc",
+                std::string keys = "equality_columns: [id], ", std::string name = "test-job") {
     const std::string yaml = fmt::format(
-        "name: test-job\nsource: {{type: {}, table: fake{}}}\n"
-        "sink: {{table: db.target, equality_columns: [id], table_properties: {{format-version: '3'}}{}}}\n",
-        type, extra_source, extra_sink);
+        "name: {}\nsource: {{type: {}, table: fake{}}}\n"
+        "sink: {{table: db.target, {}table_properties: {{format-version: '3'}}{}}}\n",
+        name, type, extra_source, keys, extra_sink);
     auto doc = ParseYamlOrJson(yaml, "job.yaml").ValueOrDie();
     auto job = ParseJobConfig(doc, "job.yaml");
     EXPECT_TRUE(job.ok()) << job.status().ToString();
@@ -49,10 +50,11 @@ class JobRunnerTest : public ::testing::Test {
     return *job;
   }
 
-  std::unique_ptr<JobRunner> Runner(JobConfig job) {
+  std::unique_ptr<JobRunner> Runner(JobConfig job, FakeSource* source = nullptr) {
     // The runner owns its source; the test keeps a pointer to steer it.
-    auto runner = JobRunner::Make(std::move(job), catalog_, [this](const JobConfig&, std::shared_ptr<catalog::Catalog>) -> Result<std::unique_ptr<ChangeSource>> {
-      return std::unique_ptr<ChangeSource>(source_);
+    FakeSource* owned = source ? source : source_;
+    auto runner = JobRunner::Make(std::move(job), catalog_, [owned](const JobConfig&, std::shared_ptr<catalog::Catalog>) -> Result<std::unique_ptr<ChangeSource>> {
+      return std::unique_ptr<ChangeSource>(owned);
     });
     EXPECT_TRUE(runner.ok()) << runner.status().ToString();
     return std::move(*runner);
@@ -158,6 +160,56 @@ TEST_F(JobRunnerTest, TransientFailuresAreRetriedPermanentOnesAreNot) {
   EXPECT_EQ(Target(), source_->StateAt(1));  // nothing of the failed run landed
 }
 
+TEST_F(JobRunnerTest, ASourceThatCannotBeOpenedYetIsRetriedLikeARun) {
+  // The opener fails `failures` times (an outage), then opens a fresh source.
+  struct Opener {
+    int failures = 0;
+    int calls = 0;
+    bool permanent = false;
+    SourceOpener Get() {
+      return [this](const JobConfig&, std::shared_ptr<catalog::Catalog>) -> Result<std::unique_ptr<ChangeSource>> {
+        ++calls;
+        if (permanent) return InvalidArgument("source.table: not a Delta table");
+        if (failures > 0) {
+          --failures;
+          return Unavailable("the source's storage is unreachable");
+        }
+        return std::unique_ptr<ChangeSource>(new FakeSource());
+      };
+    }
+  };
+  auto job = Job();
+  job.retry.max_attempts = 3;
+
+  Opener brief{2};  // within the retry policy
+  auto runner = JobRunner::Make(job, catalog_, brief.Get());
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+  EXPECT_EQ(brief.calls, 3);
+
+  Opener longer{3};  // a run-once job gives up after max_attempts, with the outage's error
+  auto failed = JobRunner::Make(job, catalog_, longer.Get());
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(KindOf(failed.status()), ErrorKind::kUnavailable);
+  EXPECT_EQ(longer.calls, 3);
+
+  Opener outage{10};  // a repeating job waits the outage out
+  auto waited = JobRunner::Make(job, catalog_, outage.Get(), {.keep_trying = true});
+  ASSERT_TRUE(waited.ok()) << waited.status().ToString();
+  EXPECT_EQ(outage.calls, 11);
+
+  Opener bad{0, 0, true};  // a bad source block is not an outage: never retried
+  auto refused = JobRunner::Make(job, catalog_, bad.Get(), {.keep_trying = true});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(KindOf(refused.status()), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(bad.calls, 1);
+
+  std::atomic<bool> stop{true};  // Ctrl-C during the outage ends the wait
+  Opener stopped{10};
+  auto given_up = JobRunner::Make(job, catalog_, stopped.Get(), {.keep_trying = true, .stop = &stop});
+  ASSERT_FALSE(given_up.ok());
+  EXPECT_EQ(stopped.calls, 1);
+}
+
 TEST_F(JobRunnerTest, ASecondRunnerDoesNotApplyTheSameCommitsAgain) {
   auto runner = Runner(Job());
   ASSERT_TRUE(runner->RunOnce().ok());
@@ -230,6 +282,144 @@ TEST_F(JobRunnerTest, AnImportWithoutKeysAppendsTheTableColumnsOnly) {
   auto t = table::Table::Load(catalog_, {{"db"}, "target"}).ValueOrDie();
   const auto schema = t->metadata()->Schema();
   EXPECT_EQ(schema->fields().size(), 2u);  // id, value: the control columns were not written
+}
+
+}  // namespace
+}  // namespace lakesync::engine
+
+namespace lakesync::engine {
+namespace {
+
+// A second fake source (a copy of the first, or another table) for a second runner.
+FakeSource* CopyOf(const FakeSource& source, std::string identity) {
+  auto* copy = new FakeSource(source);
+  copy->identity = std::move(identity);
+  copy->reads = 0;
+  return copy;
+}
+
+TEST_F(JobRunnerTest, TheSinkIdComesFromTheSourceAndTheTargetNotFromTheJobsName) {
+  auto runner = Runner(Job());
+  EXPECT_EQ(runner->sink_id(), "0d6f3c1e-fake-source.db.target");
+  EXPECT_TRUE(runner->sink_id_derived());
+  ASSERT_TRUE(runner->RunOnce().ok());
+  // The same job under another name (a renamed or copied file) finds its progress: no duplicates.
+  auto* copy = CopyOf(*source_, source_->identity);
+  auto renamed = Runner(Job("", "", "delta_lake_cdc", "equality_columns: [id], ", "renamed-copy"), copy);
+  EXPECT_EQ(renamed->sink_id(), runner->sink_id());
+  auto again = renamed->RunOnce();
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->status, "nothing-new");
+  EXPECT_EQ(copy->reads, 0);
+  EXPECT_EQ(Target(), source_->StateAt(1));
+}
+
+TEST_F(JobRunnerTest, AnImportIntoATargetHoldingRowsIsRefusedUnlessTheJobSaysWhatToDo) {
+  auto first = Runner(Job());
+  ASSERT_TRUE(first->RunOnce().ok());
+  const auto before = Target();
+  // Another source (another table id) imported into the same target: refused, nothing written.
+  auto* other = CopyOf(*source_, "another-table");
+  other->commits = {{{1, "x", "insert"}, {10, "y", "insert"}}};
+  auto second = Runner(Job(", initial_snapshot: true"), other);
+  auto refused = second->RunOnce();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(KindOf(refused.status()), ErrorKind::kInvalidArgument);
+  const std::string message = refused.status().message();
+  EXPECT_NE(message.find("db.target holds 2 rows"), std::string::npos) << message;
+  EXPECT_NE(message.find("0d6f3c1e-fake-source.db.target"), std::string::npos) << message;
+  EXPECT_NE(message.find("if_target_not_empty"), std::string::npos) << message;
+  EXPECT_EQ(Target(), before);
+
+  // overwrite: the target's rows go, the import and the changes after it come in.
+  auto* third = CopyOf(*other, "third-table");
+  auto third_runner = Runner(Job(", initial_snapshot: {if_target_not_empty: overwrite}", "", "delta_lake_cdc",
+                                 "equality_columns: [id], sink_id: third, "),
+                             third);
+  auto overwritten = third_runner->RunOnce();
+  ASSERT_TRUE(overwritten.ok()) << overwritten.status().ToString();
+  EXPECT_EQ(Target(), third->StateAt(0));
+}
+
+TEST_F(JobRunnerTest, SkipTakesTheTargetAsHoldingTheStartAndAppliesWhatFollows) {
+  // The target holds the source as of version 0 (imported by another tool).
+  // (Only version 0: the other tool's import.)
+  auto* at_zero = CopyOf(*source_, "other");
+  at_zero->end = 0;
+  auto other_tool = Runner(Job("", ", sink_id: other-tool"), at_zero);
+  ASSERT_TRUE(other_tool->RunOnce().ok());
+  EXPECT_EQ(Target(), source_->StateAt(0));
+  source_->commits.push_back({{6, "f", "insert"}});
+  // initial_snapshot with skip and its own sink_id (the other tool's progress is not this job's).
+  auto runner = Runner(Job(", initial_snapshot: {if_target_not_empty: skip}", ", sink_id: mine"));
+  auto result = runner->RunOnce();
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(*result->from, 1);  // version 0 was not imported again
+  EXPECT_EQ(*result->through, 2);
+  EXPECT_EQ(Target(), source_->StateAt(2));
+}
+
+TEST_F(JobRunnerTest, ProgressOfAnotherSinkIdIsNeverSilentlyIgnored) {
+  // An older lakesync named the sink after the job: progress under "orders".
+  auto legacy = Runner(Job("", ", sink_id: orders"));
+  ASSERT_TRUE(legacy->RunOnce().ok());
+  source_->commits.push_back({{6, "f", "insert"}});
+  auto derived = Runner(Job(), CopyOf(*source_, source_->identity));
+  auto refused = derived->RunOnce();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("sink_id: orders"), std::string::npos) << refused.status().ToString();
+  EXPECT_EQ(Target(), source_->StateAt(1));
+  // Saying so continues from that progress.
+  auto named = Runner(Job("", ", sink_id: orders"), CopyOf(*source_, source_->identity));
+  auto continued = named->RunOnce();
+  ASSERT_TRUE(continued.ok()) << continued.status().ToString();
+  EXPECT_EQ(*continued->from, 2);
+  EXPECT_EQ(Target(), source_->StateAt(2));
+}
+
+TEST_F(JobRunnerTest, ADryRunCountsAndWritesNothing) {
+  source_->start = 0;
+  auto runner = Runner(Job(", initial_snapshot: true"));
+  auto plan = runner->DryRun();
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ((*plan)["sink_id"], runner->sink_id());
+  EXPECT_EQ((*plan)["target"], "db.target");
+  EXPECT_EQ((*plan)["catalog"], "t");
+  ASSERT_EQ((*plan)["steps"].size(), 2u) << plan->dump();
+  EXPECT_EQ((*plan)["steps"][0]["step"], "import");
+  EXPECT_EQ((*plan)["steps"][0]["changes"], 3);  // the table at version 0
+  EXPECT_EQ((*plan)["steps"][1]["from"], 1);
+  EXPECT_EQ((*plan)["steps"][1]["changes"], 3);  // version 1's three change rows
+  EXPECT_FALSE(catalog_->TableExists({{"db"}, "target"}).ValueOrDie());
+}
+
+TEST_F(JobRunnerTest, ATargetCreatedWithoutEqualityColumnsGetsTheSourcesKey) {
+  source_->keys = {"id"};
+  auto runner = Runner(Job("", "", "delta_lake_cdc", /*keys=*/""));
+  auto result = runner->RunOnce();
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(Target(), source_->StateAt(1));
+  auto t = table::Table::Load(catalog_, {{"db"}, "target"}).ValueOrDie();
+  const auto schema = t->metadata()->Schema();
+  ASSERT_EQ(schema->identifier_field_ids().size(), 1u);
+  EXPECT_EQ(schema->FindColumnName(schema->identifier_field_ids()[0]), "id");
+}
+
+TEST_F(JobRunnerTest, StatusTellsTheTimeLagFromTheOldestCommitNotApplied) {
+  auto runner = Runner(Job());
+  ASSERT_TRUE(runner->RunOnce().ok());
+  source_->commits.push_back({{6, "f", "insert"}});
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  source_->commit_times_ms[2] = now_ms - 3'600'000;  // an hour ago
+  auto status = runner->StatusJson();
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_EQ((*status)["up_to_date"], false);
+  EXPECT_GE((*status)["lag_seconds"].get<double>(), 3600.0);
+  ASSERT_TRUE(runner->RunOnce().ok());
+  status = runner->StatusJson();
+  EXPECT_EQ((*status)["lag_seconds"].get<double>(), 0.0);
 }
 
 }  // namespace

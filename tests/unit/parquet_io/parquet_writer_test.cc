@@ -2,6 +2,8 @@
 #include <arrow/io/file.h>
 #include <gtest/gtest.h>
 #include <parquet/arrow/reader.h>
+#include <parquet/bloom_filter.h>
+#include <parquet/bloom_filter_reader.h>
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
 #include <parquet/schema.h>
@@ -173,6 +175,57 @@ TEST(ParquetWriter, CompressionCodecFromTableProperties) {
                                          {"write.delete.parquet.compression-codec", "gzip"}},
                                         /*for_delete_files=*/true));
   EXPECT_EQ(del.codec, arrow::Compression::GZIP);
+}
+
+// Bloom filters from Iceberg's table properties, read back with Parquet's own bloom filter reader:
+// every written value is found, and most values that were not written are not.
+TEST(ParquetWriter, BloomFiltersFromTableProperties) {
+  TempDir dir;
+  const std::string path = dir.File("bloom.parquet");
+  auto schema = std::make_shared<const iceberg::Schema>(
+      0, std::vector<iceberg::NestedField>{Field(1, "id", Type::Long(), true), Field(2, "name", Type::String())});
+  arrow::Int64Builder ids;
+  arrow::StringBuilder names;
+  for (int64_t i = 0; i < 1000; ++i) {
+    ASSERT_TRUE(ids.Append(i * 7).ok());
+    ASSERT_TRUE(names.Append("n" + std::to_string(i)).ok());
+  }
+  auto batch = arrow::RecordBatch::Make(arrow::schema({arrow::field("id", arrow::int64(), false),
+                                                       arrow::field("name", arrow::utf8())}),
+                                        1000, {ids.Finish().ValueOrDie(), names.Finish().ValueOrDie()});
+  ParquetWriterOptions options;
+  LS_ASSERT_OK_AND_ASSIGN(options.parquet, ParquetWriteProperties::FromTableProperties(
+                                               {{"write.parquet.bloom-filter-enabled.column.id", "true"},
+                                                {"write.parquet.bloom-filter-fpp.column.id", "0.01"},
+                                                {"write.parquet.bloom-filter-max-bytes", "65536"}}));
+  LS_ASSERT_OK(WriteFile(path, schema, {batch}, options).status());
+  auto reader = parquet::ParquetFileReader::OpenFile(path);
+  auto& blooms = reader->GetBloomFilterReader();
+  auto row_group = blooms.RowGroup(0);
+  auto id_filter = row_group->GetColumnBloomFilter(0);
+  ASSERT_NE(id_filter, nullptr);
+  EXPECT_LE(id_filter->GetBitsetSize(), 65536u);
+  EXPECT_EQ(row_group->GetColumnBloomFilter(1), nullptr);  // only the column asked for
+  int absent_hits = 0;
+  for (int64_t i = 0; i < 1000; ++i) {
+    EXPECT_TRUE(id_filter->FindHash(id_filter->Hash(i * 7))) << i * 7;
+    if (id_filter->FindHash(id_filter->Hash(i * 7 + 3))) ++absent_hits;
+  }
+  EXPECT_LT(absent_hits, 100);
+
+  // Settings lakesync would not honour are refused, never accepted and ignored.
+  EXPECT_EQ(KindOf(ParquetWriteProperties::FromTableProperties({{"write.parquet.bloom-filter-ndv.column.id", "5"}})
+                       .status()),
+            ErrorKind::kInvalidArgument);
+  EXPECT_FALSE(ParquetWriteProperties::FromTableProperties({{"write.parquet.bloom-filter-fpp.column.id", "1.5"}}).ok());
+  EXPECT_FALSE(ParquetWriteProperties::FromTableProperties({{"write.parquet.bloom-filter-fpp.column.id", "0.1"}}).ok());
+  LS_ASSERT_OK_AND_ASSIGN(auto unknown_column, ParquetWriteProperties::FromTableProperties(
+                                                   {{"write.parquet.bloom-filter-enabled.column.nope", "true"}}));
+  ParquetWriterOptions bad;
+  bad.parquet = unknown_column;
+  auto refused = WriteFile(dir.File("bad.parquet"), schema, {batch}, bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("nope"), std::string::npos);
 }
 
 TEST(ParquetWriter, MetricsModesPerColumn) {

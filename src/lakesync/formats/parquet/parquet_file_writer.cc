@@ -51,6 +51,27 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Make(std::shared_p
     w->written_columns_.push_back(static_cast<int>(i));
   }
   w->writer_arrow_schema_ = arrow::schema(writer_fields);
+  // Bloom filters name columns; a name that is not a primitive column here (or sits inside a list or
+  // map, whose Parquet paths differ from Iceberg names) would silently get no filter.
+  for (const auto& [column, fpp] : w->options_.parquet.bloom_filter_columns) {
+    const auto* field = w->schema_->FindFieldByName(column);
+    if (!field) {
+      return InvalidArgument("table property write.parquet.bloom-filter-enabled.column.{}: the table has no column "
+                             "'{}'", column, column);
+    }
+    if (!field->type->is_primitive() || field->type->id() == iceberg::TypeId::kBoolean) {
+      return InvalidArgument("table property write.parquet.bloom-filter-enabled.column.{}: bloom filters are for "
+                             "primitive, non-boolean columns; '{}' is {}", column, column, field->type->ToString());
+    }
+    const std::string full = w->schema_->FindColumnName(field->id);
+    for (size_t dot = full.find('.'); dot != std::string::npos; dot = full.find('.', dot + 1)) {
+      const auto* parent = w->schema_->FindFieldByName(full.substr(0, dot));
+      if (parent && parent->type->id() != iceberg::TypeId::kStruct) {
+        return Unsupported("table property write.parquet.bloom-filter-enabled.column.{}: columns inside lists and "
+                           "maps cannot have bloom filters here", column);
+      }
+    }
+  }
   w->floating_ = std::make_unique<internal::FloatingStatsCollector>(*w->schema_);
 
   auto arrow_props = parquet::ArrowWriterProperties::Builder().build();

@@ -1,10 +1,12 @@
 #include "lakesync/formats/parquet/parquet_properties.h"
 
 #include <arrow/util/compression.h>
+#include <parquet/bloom_filter.h>
 #include <parquet/properties.h>
 
 #include <cctype>
 #include <charconv>
+#include <cstring>
 #include <limits>
 
 namespace lakesync::parquet_io {
@@ -34,6 +36,49 @@ Result<int64_t> ParsePositive(const std::string& key, const std::string& text) {
     return InvalidArgument("table property {} must be a positive integer, got '{}'", key, text);
   }
   return v;
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+Status ReadBloomFilters(const std::map<std::string, std::string>& properties, ParquetWriteProperties& out) {
+  std::map<std::string, double> fpp;
+  for (const auto& [key, value] : properties) {
+    if (!StartsWith(key, "write.parquet.bloom-filter-")) continue;
+    std::string lower;
+    for (char c : value) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    if (StartsWith(key, kParquetBloomEnabledPrefix) && key.size() > std::strlen(kParquetBloomEnabledPrefix)) {
+      const std::string column = key.substr(std::strlen(kParquetBloomEnabledPrefix));
+      if (lower == "true") {
+        out.bloom_filter_columns.emplace(column, 0.01);
+      } else if (lower != "false") {
+        return InvalidArgument("table property {} must be true or false, got '{}'", key, value);
+      }
+    } else if (StartsWith(key, kParquetBloomFppPrefix) && key.size() > std::strlen(kParquetBloomFppPrefix)) {
+      double v = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (ec != std::errc() || ptr != value.data() + value.size() || !(v > 0.0 && v < 1.0)) {
+        return InvalidArgument("table property {} must be a probability between 0 and 1 (exclusive), got '{}'", key,
+                               value);
+      }
+      fpp[key.substr(std::strlen(kParquetBloomFppPrefix))] = v;
+    } else if (key == kParquetBloomMaxBytes) {
+      ARROW_ASSIGN_OR_RAISE(out.bloom_filter_max_bytes, ParsePositive(key, value));
+    } else {
+      return InvalidArgument("table property {} is not supported; lakesync writes bloom filters with {}<column>, "
+                             "{}<column> and {}",
+                             key, kParquetBloomEnabledPrefix, kParquetBloomFppPrefix, kParquetBloomMaxBytes);
+    }
+  }
+  for (const auto& [column, p] : fpp) {
+    // An fpp for a column without a filter would be a setting with no effect.
+    auto it = out.bloom_filter_columns.find(column);
+    if (it == out.bloom_filter_columns.end()) {
+      return InvalidArgument("table property {}{} is set but {}{} is not true", kParquetBloomFppPrefix, column,
+                             kParquetBloomEnabledPrefix, column);
+    }
+    it->second = p;
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -88,6 +133,7 @@ Result<ParquetWriteProperties> ParquetWriteProperties::FromTableProperties(
   if (const std::string* v = Lookup(properties, kParquetDictSizeBytes, for_delete_files, &key)) {
     ARROW_ASSIGN_OR_RAISE(out.dict_size_bytes, ParsePositive(key, *v));
   }
+  if (!for_delete_files) ARROW_RETURN_NOT_OK(ReadBloomFilters(properties, out));
   return out;
 }
 
@@ -107,6 +153,23 @@ std::shared_ptr<parquet::WriterProperties> ParquetWriteProperties::ToWriterPrope
   // plain page can still decode, to other values, which a merge-on-read table then serves (or a
   // key lookup resolves to the wrong row). Java's parquet-mr writes them by default too.
   b.enable_page_checksum();
+  for (const auto& [column, fpp] : bloom_filter_columns) {
+    // The most distinct values whose filter still fits in max-bytes (Arrow sizes filters by ndv and
+    // fpp, rounded up to a power of two, and folds them down when fewer values arrive).
+    uint64_t lo = 1, hi = uint64_t{1} << 40;
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo + 1) / 2;
+      if (parquet::BlockSplitBloomFilter::OptimalNumOfBytes(mid, fpp) <= static_cast<uint64_t>(bloom_filter_max_bytes)) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    parquet::BloomFilterOptions options;
+    options.fpp = fpp;
+    options.ndv = static_cast<int64_t>(lo);
+    b.enable_bloom_filter(column, options);
+  }
   // Row groups are cut by estimated bytes in ParquetFileWriter, not by a row count.
   b.max_row_group_length(std::numeric_limits<int64_t>::max());
   return b.build();

@@ -23,6 +23,12 @@ inline constexpr char kParquetRowGroupSizeBytes[] = "write.parquet.row-group-siz
 inline constexpr char kParquetPageSizeBytes[] = "write.parquet.page-size-bytes";
 inline constexpr char kParquetPageRowLimit[] = "write.parquet.page-row-limit";
 inline constexpr char kParquetDictSizeBytes[] = "write.parquet.dict-size-bytes";
+// Bloom filters, Iceberg's keys: ...-enabled.column.<col> (true/false), ...-fpp.column.<col> (default
+// 0.01), ...-max-bytes (default 1 MiB). Any other write.parquet.bloom-filter-* key is refused: a
+// setting lakesync would not honour must not look accepted.
+inline constexpr char kParquetBloomEnabledPrefix[] = "write.parquet.bloom-filter-enabled.column.";
+inline constexpr char kParquetBloomFppPrefix[] = "write.parquet.bloom-filter-fpp.column.";
+inline constexpr char kParquetBloomMaxBytes[] = "write.parquet.bloom-filter-max-bytes";
 
 struct ParquetWriteProperties {
   arrow::Compression::type codec;               // zstd, like Java
@@ -31,13 +37,19 @@ struct ParquetWriteProperties {
   int64_t page_size_bytes = 1LL << 20;
   int64_t page_row_limit = 20000;
   int64_t dict_size_bytes = 2LL << 20;
+  // Columns (Iceberg names, dotted inside structs) that get a bloom filter, with its false-positive
+  // probability; each filter is sized for as many distinct values as fit in bloom_filter_max_bytes.
+  std::map<std::string, double> bloom_filter_columns;
+  int64_t bloom_filter_max_bytes = 1LL << 20;
 
   ParquetWriteProperties();
 
   // Reads the write.parquet.* keys (for delete files, write.delete.parquet.* first, then the data
   // keys, as Java does). Unrelated keys are ignored: table properties hold many other settings.
   // Codecs: zstd, snappy, gzip, lz4 (written as LZ4_RAW), brotli, uncompressed.
-  // Returns InvalidArgument naming the key for an unknown codec or a malformed/non-positive number.
+  // Returns InvalidArgument naming the key for an unknown codec, a malformed/non-positive number, a
+  // bloom-filter fpp outside (0, 1) or an unknown write.parquet.bloom-filter-* key. Delete files get
+  // no bloom filters (readers look rows up in data files).
   static Result<ParquetWriteProperties> FromTableProperties(const std::map<std::string, std::string>& properties,
                                                             bool for_delete_files = false);
 

@@ -128,12 +128,10 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenReader(const io::FileIO& i
     }
     case Format::kJsonl: {
       if (target) return OpenJsonlReader(std::move(input), location, target, options.batch_rows);
-      // Without a table (table create --schema-from), Arrow's reader infers the column types.
-      auto read = arrow::json::ReadOptions::Defaults();
-      read.block_size = 1 << 22;
-      auto reader = arrow::json::StreamingReader::Make(input, read, arrow::json::ParseOptions::Defaults());
-      if (!reader.ok()) return WithContext(reader.status(), "reading " + location);
-      return std::shared_ptr<arrow::RecordBatchReader>(*reader);
+      // Without a table (table create --schema-from, apply creating its target): lakesync's own
+      // inference, then the same reader as with a table.
+      ARROW_ASSIGN_OR_RAISE(auto inferred, InferJsonlSchema(io, location));
+      return OpenJsonlReader(std::move(input), location, std::move(inferred), options.batch_rows);
     }
     case Format::kTable: return InvalidArgument("the table format is for output only");
   }

@@ -30,7 +30,7 @@ Result<Format> FormatFromPath(std::string_view location);
 struct ReadOptions {
   // Batches are conformed to this schema: columns matched by name, converted to its types, missing
   // nullable columns (and struct fields) filled with nulls. Null: the file's own schema, inferred by
-  // Arrow for CSV and JSON Lines.
+  // Arrow for CSV and by InferJsonlSchema for JSON Lines.
   std::shared_ptr<arrow::Schema> target_schema;
   // Most rows per batch (Parquet, JSON Lines; CSV batches follow Arrow's 4 MiB blocks).
   int64_t batch_rows = 64 * 1024;
@@ -58,6 +58,16 @@ struct ReadOptions {
 // an object map), "m[0].key" / "m[0].value" (entries of an array map).
 Result<std::shared_ptr<arrow::RecordBatchReader>> OpenReader(const io::FileIO& io, const std::string& location,
                                                               Format format, const ReadOptions& options);
+
+// The column types of a JSON Lines file, for reading it without a table (table create --schema-from,
+// apply creating its target). Arrow infers the structure from the first block (numbers, booleans,
+// strings, lists, objects); the temporal types are lakesync's, from the spelling of every value in
+// that block, because Arrow's guess loses information (it drops zone offsets, reads dates as
+// timestamps and fractional seconds as strings): "2024-01-31" is a date; "2024-01-31T22:31:08.123Z"
+// (or an offset) a timestamptz in UTC; without a zone a timestamp; more than six fractional digits
+// the nanosecond variants. A column mixing zoned and unzoned values, or any other text, stays a
+// string. Errors: NotFound for a missing file; InvalidArgument for malformed JSON or an empty file.
+Result<std::shared_ptr<arrow::Schema>> InferJsonlSchema(const io::FileIO& io, const std::string& location);
 
 // Casts/reorders one batch to `target` (by column name), with the rules of ReadOptions.
 // `source` names the input in error messages; `first_row` is the number of rows of the source

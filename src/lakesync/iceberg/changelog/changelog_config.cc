@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "lakesync/change/metadata_columns.h"
 #include "lakesync/common/yaml_json.h"
 #include "lakesync/iceberg/model/literal.h"
 
@@ -39,6 +40,8 @@ const std::map<std::string, std::string, std::less<>>& KeyNames() {
       {"filter", "filter"},
       {"keep", "keep"},
       {"drop", "drop"},
+      {"watermark_column", "watermark_column"},
+      {"watermark_column_time_unit", "watermark_column_time_unit"},
   };
   return keys;
 }
@@ -221,8 +224,22 @@ Result<ChangelogConfig> ParseChangelogConfig(const Json& map, std::string_view s
       c.poll_interval_seconds = static_cast<int32_t>(s);
     } else if (canonical == "include_metadata_columns") {
       ARROW_ASSIGN_OR_RAISE(auto columns, DecodeList(source, key, value));
+      // Beam's constant names (CHANGE_TYPE, COMMIT_SNAPSHOT_SEQUENCE_NUMBER, ...) mean the columns.
+      for (auto& column : columns) column = change::CanonicalMetadataColumn(column);
       LS_RETURN_NOT_OK_CTX(CheckMetadataColumns(key, columns), "{}", source);
       c.metadata_columns = std::move(columns);
+    } else if (canonical == "watermark_column") {
+      ARROW_ASSIGN_OR_RAISE(c.watermark_column, DecodeString(source, key, value));
+    } else if (canonical == "watermark_column_time_unit") {
+      ARROW_ASSIGN_OR_RAISE(std::string unit, DecodeString(source, key, value));
+      std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char ch) { return std::toupper(ch); });
+      static const std::vector<std::string> kUnits = {"NANOSECONDS", "MICROSECONDS", "MILLISECONDS", "SECONDS",
+                                                      "MINUTES",     "HOURS",        "DAYS"};
+      if (std::find(kUnits.begin(), kUnits.end(), unit) == kUnits.end()) {
+        return InvalidArgument("{}: key '{}' must be one of {}, got '{}'", source, key, fmt::join(kUnits, ", "),
+                               value.get<std::string>());
+      }
+      c.watermark_column_time_unit = unit;
     } else if (canonical == "equality_columns") {
       ARROW_ASSIGN_OR_RAISE(c.equality_columns, DecodeList(source, key, value));
       ARROW_RETURN_NOT_OK(CheckNames(source, key, c.equality_columns));

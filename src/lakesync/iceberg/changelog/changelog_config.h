@@ -16,6 +16,7 @@
 //   equality_columns: [id]                    # keys that pair DELETE+INSERT into updates
 //   filter: "region = 'eu'"
 //   keep: [id, amount]                        # or drop: [...]
+//   watermark_column: updated_at              # Beam's; checked, then without effect (see below)
 //
 // Rules: unknown keys are errors naming the key; a null value counts as absent; an alias and its key
 // together, a snapshot and a timestamp for the same bound, keep with drop, starting_strategy with a
@@ -67,6 +68,12 @@ struct ChangelogConfig {
   std::string filter;
   std::vector<std::string> keep;
   std::vector<std::string> drop;
+  // Beam's event-time watermark: a required top-level long or timestamp column whose values Beam
+  // stamps on each row for its windows (unit for longs: watermark_column_time_unit, default
+  // MICROSECONDS). lakesync orders changes by commit and has no windows: it checks the column
+  // (engine/iceberg_source.cc) and reports the key as having no effect.
+  std::optional<std::string> watermark_column;
+  std::string watermark_column_time_unit = "MICROSECONDS";
 
   StartingStrategy EffectiveStartingStrategy() const {
     return starting_strategy.value_or(streaming ? StartingStrategy::kLatest : StartingStrategy::kEarliest);

@@ -1,0 +1,49 @@
+#include "lakesync/sink/progress.h"
+
+#include <charconv>
+
+namespace lakesync::sink {
+namespace {
+
+constexpr std::string_view kPrefix = kSummarySourcePositionPrefix;
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+std::optional<int64_t> SummaryNumber(const iceberg::Snapshot& s, const char* key) {
+  auto it = s.summary.find(key);
+  if (it == s.summary.end()) return std::nullopt;
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+  if (ec != std::errc() || end != it->second.data() + it->second.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+Result<std::map<std::string, SourcePosition>> CommittedPositions(const iceberg::TableMetadata& metadata) {
+  std::map<std::string, SourcePosition> out;
+  auto consider = [&](const std::string& key, const std::string& value) -> Status {
+    if (!StartsWith(key, kPrefix) || key.size() == kPrefix.size()) return Status::OK();
+    const std::string sink_id = key.substr(kPrefix.size());
+    ARROW_ASSIGN_OR_RAISE(auto position, ParseSourcePosition(value));
+    auto it = out.find(sink_id);
+    if (it == out.end() || position.ordinal > it->second.ordinal) out[sink_id] = position;
+    return Status::OK();
+  };
+  if (auto current = metadata.CurrentSnapshot()) {
+    for (const auto& s : metadata.Ancestors(current->snapshot_id)) {
+      for (const auto& [key, value] : s->summary) ARROW_RETURN_NOT_OK(consider(key, value));
+    }
+  }
+  for (const auto& [key, value] : metadata.properties) ARROW_RETURN_NOT_OK(consider(key, value));
+  return out;
+}
+
+std::optional<int64_t> LiveRecords(const iceberg::Snapshot& snapshot) {
+  auto records = SummaryNumber(snapshot, "total-records");
+  if (!records) return std::nullopt;
+  if (SummaryNumber(snapshot, "total-equality-deletes").value_or(0) > 0) return std::nullopt;
+  return *records - SummaryNumber(snapshot, "total-position-deletes").value_or(0);
+}
+
+}  // namespace lakesync::sink

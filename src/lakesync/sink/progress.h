@@ -1,0 +1,23 @@
+// Reading the progress sinks have recorded in a table (cdc_writer.h writes it): which sink ids hold a
+// position there and how far each has got. Jobs use it to refuse a first run that would apply a
+// source twice (another sink id, or rows already present).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "lakesync/iceberg/model/table_metadata.h"
+#include "lakesync/sink/cdc_writer.h"
+
+namespace lakesync::sink {
+
+// Every sink id with a position in the table (snapshot summaries along the main lineage, and the
+// copies in the table properties), with its newest position.
+Result<std::map<std::string, SourcePosition>> CommittedPositions(const iceberg::TableMetadata& metadata);
+
+// Rows the current snapshot holds once deletes are applied, from its summary: total-records minus
+// total-position-deletes (deletion vectors count there too). nullopt when the summary lacks the
+// totals or the table has equality deletes, whose effect the summary cannot tell.
+std::optional<int64_t> LiveRecords(const iceberg::Snapshot& snapshot);
+
+}  // namespace lakesync::sink
