@@ -61,7 +61,9 @@ def test_delta_workload_is_the_same_through_cli_python_and_beam_with_any_shard_c
     build_table(delta, seed=17, versions=6, partitioned=True)
     cli_wh, py_wh = Warehouse(tmp_path / "cli"), Warehouse(tmp_path / "py")
     beam_whs = {n: Warehouse(tmp_path / f"beam{n}") for n in (1, 4, 16)}
-    job = delta_job(tmp_path / "job.yaml", delta)
+    # An explicit sink id, so the Python API path (which takes it as an argument) records its progress
+    # under the same id as the job (whose default derives from the source's identity and the target).
+    job = delta_job(tmp_path / "job.yaml", delta, sink_id="orders-sync")
 
     def run_all(start: int, end: int):
         cli_wh.cli("run", job)
