@@ -40,7 +40,10 @@ Result<std::vector<ManifestFile>> ReadSnapshotManifests(const io::FileIO& io, co
     m.sequence_number = 0;
     m.min_sequence_number = 0;
     m.added_snapshot_id = snapshot.snapshot_id;
-    // The counts a manifest list would carry, so that a later commit can list the manifest.
+    // The counts a manifest list would carry, so that a later commit can list the manifest. There is
+    // no list entry to check the manifest against (the reader's count check skips it) until they are
+    // counted here.
+    m.counts_unknown = true;
     LS_ASSIGN_OR_RAISE_CTX(auto entries, ReadManifest(bytes, m, &metadata), "reading manifest {} of snapshot {}",
                            path, snapshot.snapshot_id);
     for (const auto& e : entries) {
@@ -51,6 +54,7 @@ Result<std::vector<ManifestFile>> ReadSnapshotManifests(const io::FileIO& io, co
         case ManifestEntryStatus::kDeleted: ++m.deleted_files_count; m.deleted_rows_count += rows; break;
       }
     }
+    m.counts_unknown = false;
     out.push_back(std::move(m));
   }
   return out;
