@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "lakesync/delta/delta_table.h"
 
 namespace lakesync::cli {
 
@@ -35,6 +36,10 @@ struct ChangesArgs {
 // for); the command writes it with WriteRows.
 Result<std::shared_ptr<arrow::RecordBatchReader>> OpenDeltaChanges(const ChangesArgs& args,
                                                                    const GlobalOptions& global);
+// The version range and metadata columns of a Delta change feed (--source delta and --source sharing
+// read the same flags the same way): one of --start-version/--start-timestamp, at most one end, and
+// no flag that belongs to Iceberg. `source` names the --source value in messages.
+Result<delta::ChangeFeedOptions> DeltaFeedOptions(const ChangesArgs& args, std::string_view source);
 // --source sharing: the change data feed of a shared table, read from its server.
 Result<std::shared_ptr<arrow::RecordBatchReader>> OpenSharingChanges(const ChangesArgs& args,
                                                                      const GlobalOptions& global);

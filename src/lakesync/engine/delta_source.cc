@@ -20,7 +20,6 @@ using Json = nlohmann::json;
 
 constexpr char kChangeType[] = "_change_type";
 constexpr char kCommitVersion[] = "_commit_version";
-constexpr char kCommitTimestamp[] = "_commit_timestamp";
 
 class DeltaSource : public ChangeSource {
  public:
@@ -87,18 +86,8 @@ class DeltaSource : public ChangeSource {
     delta::SnapshotScanOptions options;
     options.version = ordinal;
     ARROW_ASSIGN_OR_RAISE(auto rows, table_->ScanSnapshot(options));
-    ARROW_ASSIGN_OR_RAISE(int64_t ts_ms, table_->CommitTimestamp(ordinal));
-    arrow::FieldVector fields = rows->schema()->fields();
-    for (const auto& c : columns_) {
-      if (c == kChangeType) fields.push_back(arrow::field(c, arrow::utf8()));
-      if (c == kCommitVersion) fields.push_back(arrow::field(c, arrow::int64()));
-      if (c == kCommitTimestamp) fields.push_back(arrow::field(c, arrow::timestamp(arrow::TimeUnit::MICRO, "UTC")));
-    }
-    return SnapshotAsInserts(std::move(rows), arrow::schema(fields),
-                             {{kChangeType, arrow::MakeScalar("insert")},
-                              {kCommitVersion, arrow::MakeScalar(ordinal)},
-                              {kCommitTimestamp, std::make_shared<arrow::TimestampScalar>(
-                                                     ts_ms * 1000, arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"))}});
+    return DeltaSnapshotAsInserts(std::move(rows), columns_, ordinal,
+                                  [&] { return table_->CommitTimestamp(ordinal); });
   }
 
   std::string change_type_column() const override { return kChangeType; }
@@ -117,16 +106,8 @@ Result<std::unique_ptr<ChangeSource>> OpenDeltaSource(const JobConfig& job) {
   const bool cdc = job.source_type == SourceType::kDeltaLakeCdc;
   const std::string& where = job.location;
   const Json& s = job.source;
-  std::vector<std::string> known = {"table", "storage_properties", "hadoop_config"};
-  if (cdc) {
-    for (const char* k : {"start_version", "start_timestamp", "end_version", "end_timestamp",
-                          "include_metadata_columns", "streaming", "poll_interval_seconds", "initial_snapshot"}) {
-      known.push_back(k);
-    }
-  } else {
-    known.push_back("version");
-    known.push_back("timestamp");
-  }
+  std::vector<std::string> known = VersionRangeKeyNames(cdc);
+  for (const char* k : {"table", "storage_properties", "hadoop_config"}) known.push_back(k);
   ARROW_RETURN_NOT_OK(CheckKnownKeys(s, known, where + ": source"));
   SourceKeys keys;
   ARROW_ASSIGN_OR_RAISE(keys.table, RequiredString(s, "table", where, "the Delta table's path or URI"));
@@ -148,33 +129,7 @@ Result<std::unique_ptr<ChangeSource>> OpenDeltaSource(const JobConfig& job) {
       }
     }
   }
-  if (cdc) {
-    ARROW_ASSIGN_OR_RAISE(keys.start_version, OptionalVersion(s, "start_version", where));
-    ARROW_ASSIGN_OR_RAISE(keys.start_timestamp_ms, OptionalTimestamp(s, "start_timestamp", where));
-    ARROW_ASSIGN_OR_RAISE(keys.end_version, OptionalVersion(s, "end_version", where));
-    ARROW_ASSIGN_OR_RAISE(keys.end_timestamp_ms, OptionalTimestamp(s, "end_timestamp", where));
-    if (keys.start_version.has_value() == keys.start_timestamp_ms.has_value()) {
-      return InvalidArgument("{}: source: exactly one of start_version and start_timestamp must be set", where);
-    }
-    if (keys.end_version && keys.end_timestamp_ms) {
-      return InvalidArgument("{}: source: set end_version or end_timestamp, not both", where);
-    }
-    if (keys.start_version && keys.end_version && *keys.start_version > *keys.end_version) {
-      return InvalidArgument("{}: source: start_version {} is after end_version {}", where, *keys.start_version,
-                             *keys.end_version);
-    }
-    ARROW_ASSIGN_OR_RAISE(keys.poll_interval_seconds, OptionalPollInterval(s, where, job.streaming));
-  } else {
-    ARROW_ASSIGN_OR_RAISE(keys.start_version, OptionalVersion(s, "version", where));
-    ARROW_ASSIGN_OR_RAISE(keys.start_timestamp_ms, OptionalTimestamp(s, "timestamp", where));
-    if (keys.start_version && keys.start_timestamp_ms) {
-      return InvalidArgument("{}: source: set version or timestamp, not both", where);
-    }
-    if (keys.start_timestamp_ms) {
-      // An import "as of" a time reads the last version at or before it.
-      keys.as_of = true;
-    }
-  }
+  ARROW_RETURN_NOT_OK(ReadVersionRange(s, cdc, job.streaming, where, &keys));
   // The metadata columns asked for, in their order, then the two the sink needs.
   ARROW_ASSIGN_OR_RAISE(auto columns, ChangeFeedColumns(s, where));
   ARROW_ASSIGN_OR_RAISE(auto io, io::FileIO::Make(storage));

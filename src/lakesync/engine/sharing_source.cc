@@ -20,7 +20,6 @@ using Json = nlohmann::json;
 
 constexpr char kChangeType[] = "_change_type";
 constexpr char kCommitVersion[] = "_commit_version";
-constexpr char kCommitTimestamp[] = "_commit_timestamp";
 
 std::string IsoMillis(int64_t ms) {
   const time_t seconds = static_cast<time_t>(ms / 1000);
@@ -88,23 +87,8 @@ class SharingSource : public ChangeSource {
     delta::SnapshotScanOptions options;
     if (ordinal != latest) options.version = ordinal;
     ARROW_ASSIGN_OR_RAISE(auto rows, table_->ScanSnapshot(options));
-    arrow::FieldVector fields = rows->schema()->fields();
-    std::vector<std::pair<std::string, std::shared_ptr<arrow::Scalar>>> values;
-    for (const auto& c : columns_) {
-      if (c == kChangeType) {
-        fields.push_back(arrow::field(c, arrow::utf8()));
-        values.emplace_back(c, arrow::MakeScalar("insert"));
-      } else if (c == kCommitVersion) {
-        fields.push_back(arrow::field(c, arrow::int64()));
-        values.emplace_back(c, arrow::MakeScalar(ordinal));
-      } else if (c == kCommitTimestamp) {
-        const auto type = arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
-        fields.push_back(arrow::field(c, type));
-        ARROW_ASSIGN_OR_RAISE(int64_t ms, table_->CommitTimestamp(ordinal));
-        values.emplace_back(c, std::make_shared<arrow::TimestampScalar>(ms * 1000, type));
-      }
-    }
-    return SnapshotAsInserts(std::move(rows), arrow::schema(fields), {values.begin(), values.end()});
+    return DeltaSnapshotAsInserts(std::move(rows), columns_, ordinal,
+                                  [&] { return table_->CommitTimestamp(ordinal); });
   }
 
   std::string change_type_column() const override { return kChangeType; }
@@ -123,17 +107,8 @@ Result<std::unique_ptr<ChangeSource>> OpenSharingSource(const JobConfig& job) {
   const bool cdc = job.source_type == SourceType::kDeltaSharingCdc;
   const std::string& where = job.location;
   const Json& s = job.source;
-  std::vector<std::string> known = {"table", "profile"};
-  if (cdc) {
-    for (const char* k : {"start_version", "start_timestamp", "end_version", "end_timestamp",
-                          "include_metadata_columns", "streaming", "poll_interval_seconds", "initial_snapshot"}) {
-      known.push_back(k);
-    }
-  } else {
-    known.push_back("version");
-    known.push_back("timestamp");
-    known.push_back("include_metadata_columns");
-  }
+  std::vector<std::string> known = VersionRangeKeyNames(cdc);
+  for (const char* k : {"table", "profile", "include_metadata_columns"}) known.push_back(k);
   ARROW_RETURN_NOT_OK(CheckKnownKeys(s, known, where + ": source"));
   SourceKeys keys;
   ARROW_ASSIGN_OR_RAISE(keys.table, RequiredString(s, "table", where, "the shared table as SHARE.SCHEMA.TABLE"));
@@ -148,32 +123,10 @@ Result<std::unique_ptr<ChangeSource>> OpenSharingSource(const JobConfig& job) {
     return InvalidArgument("{}: source.profile is required: the profile file of the share (or give source.table as "
                            "PROFILE#SHARE.SCHEMA.TABLE)", where);
   }
-  if (cdc) {
-    ARROW_ASSIGN_OR_RAISE(keys.start_version, OptionalVersion(s, "start_version", where));
-    ARROW_ASSIGN_OR_RAISE(keys.start_timestamp_ms, OptionalTimestamp(s, "start_timestamp", where));
-    ARROW_ASSIGN_OR_RAISE(keys.end_version, OptionalVersion(s, "end_version", where));
-    ARROW_ASSIGN_OR_RAISE(keys.end_timestamp_ms, OptionalTimestamp(s, "end_timestamp", where));
-    if (keys.start_version.has_value() == keys.start_timestamp_ms.has_value()) {
-      return InvalidArgument("{}: source: exactly one of start_version and start_timestamp must be set", where);
-    }
-    if (keys.end_version && keys.end_timestamp_ms) {
-      return InvalidArgument("{}: source: set end_version or end_timestamp, not both", where);
-    }
-    if (keys.start_version && keys.end_version && *keys.start_version > *keys.end_version) {
-      return InvalidArgument("{}: source: start_version {} is after end_version {}", where, *keys.start_version,
-                             *keys.end_version);
-    }
-    ARROW_ASSIGN_OR_RAISE(keys.poll_interval_seconds, OptionalPollInterval(s, where, job.streaming));
-  } else {
-    ARROW_ASSIGN_OR_RAISE(keys.start_version, OptionalVersion(s, "version", where));
-    ARROW_ASSIGN_OR_RAISE(keys.start_timestamp_ms, OptionalTimestamp(s, "timestamp", where));
-    if (keys.start_version && keys.start_timestamp_ms) {
-      return InvalidArgument("{}: source: set version or timestamp, not both", where);
-    }
-  }
+  ARROW_RETURN_NOT_OK(ReadVersionRange(s, cdc, job.streaming, where, &keys));
   ARROW_ASSIGN_OR_RAISE(auto columns, ChangeFeedColumns(s, where));
   LS_ASSIGN_OR_RAISE_CTX(auto table, sharing::SharedTable::Open(url), "{}: source", where);
-  if (!cdc && keys.start_timestamp_ms) {
+  if (keys.as_of) {
     // An import "as of" a time reads the last version at or before it.
     auto after = table->VersionAtOrAfter(IsoMillis(*keys.start_timestamp_ms + 1));
     if (after.ok()) {
@@ -184,6 +137,7 @@ Result<std::unique_ptr<ChangeSource>> OpenSharingSource(const JobConfig& job) {
       return after.status();
     }
     keys.start_timestamp_ms.reset();
+    keys.as_of = false;
     if (*keys.start_version < 0) {
       return InvalidArgument("{}: source.timestamp is before the shared table's first commit", where);
     }

@@ -72,4 +72,26 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> SnapshotAsInserts(
   return std::make_shared<SnapshotAsInsertsReader>(std::move(rows), std::move(output_schema), std::move(values));
 }
 
+Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaSnapshotAsInserts(
+    std::shared_ptr<arrow::RecordBatchReader> rows, const std::vector<std::string>& metadata_columns, int64_t version,
+    const std::function<Result<int64_t>()>& commit_timestamp_ms) {
+  arrow::FieldVector fields = rows->schema()->fields();
+  std::map<std::string, std::shared_ptr<arrow::Scalar>> values;
+  for (const auto& c : metadata_columns) {
+    if (c == "_change_type") {
+      fields.push_back(arrow::field(c, arrow::utf8()));
+      values[c] = arrow::MakeScalar("insert");
+    } else if (c == "_commit_version") {
+      fields.push_back(arrow::field(c, arrow::int64()));
+      values[c] = arrow::MakeScalar(version);
+    } else if (c == "_commit_timestamp") {
+      const auto type = arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
+      fields.push_back(arrow::field(c, type));
+      ARROW_ASSIGN_OR_RAISE(int64_t ms, commit_timestamp_ms());
+      values[c] = std::make_shared<arrow::TimestampScalar>(ms * 1000, type);
+    }
+  }
+  return SnapshotAsInserts(std::move(rows), arrow::schema(fields), std::move(values));
+}
+
 }  // namespace lakesync::engine

@@ -6,9 +6,11 @@
 #include <arrow/record_batch.h>
 #include <arrow/scalar.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "lakesync/common/status.h"
 
@@ -21,5 +23,13 @@ namespace lakesync::engine {
 Result<std::shared_ptr<arrow::RecordBatchReader>> SnapshotAsInserts(
     std::shared_ptr<arrow::RecordBatchReader> rows, std::shared_ptr<arrow::Schema> output_schema,
     std::map<std::string, std::shared_ptr<arrow::Scalar>> constants);
+
+// A Delta version's snapshot (a Delta table's or a shared table's) as the inserts of a Delta change
+// feed: the rows, then the metadata columns asked for (_change_type, _commit_version,
+// _commit_timestamp), in their order, with the version's values. `commit_timestamp_ms` is called only
+// when _commit_timestamp is asked for (a shared table answers it with a request).
+Result<std::shared_ptr<arrow::RecordBatchReader>> DeltaSnapshotAsInserts(
+    std::shared_ptr<arrow::RecordBatchReader> rows, const std::vector<std::string>& metadata_columns, int64_t version,
+    const std::function<Result<int64_t>()>& commit_timestamp_ms);
 
 }  // namespace lakesync::engine

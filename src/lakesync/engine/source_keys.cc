@@ -110,4 +110,39 @@ Result<double> OptionalPollInterval(const Json& source, std::string_view where, 
   return v.get<double>();
 }
 
+std::vector<std::string> VersionRangeKeyNames(bool change_feed) {
+  if (!change_feed) return {"version", "timestamp"};
+  return {"start_version", "start_timestamp", "end_version", "end_timestamp", "include_metadata_columns",
+          "streaming", "poll_interval_seconds", "initial_snapshot"};
+}
+
+Status ReadVersionRange(const Json& s, bool change_feed, bool streaming, std::string_view where, SourceKeys* keys) {
+  if (!change_feed) {
+    ARROW_ASSIGN_OR_RAISE(keys->start_version, OptionalVersion(s, "version", where));
+    ARROW_ASSIGN_OR_RAISE(keys->start_timestamp_ms, OptionalTimestamp(s, "timestamp", where));
+    if (keys->start_version && keys->start_timestamp_ms) {
+      return InvalidArgument("{}: source: set version or timestamp, not both", where);
+    }
+    // An import "as of" a time reads the last version at or before it.
+    keys->as_of = keys->start_timestamp_ms.has_value();
+    return Status::OK();
+  }
+  ARROW_ASSIGN_OR_RAISE(keys->start_version, OptionalVersion(s, "start_version", where));
+  ARROW_ASSIGN_OR_RAISE(keys->start_timestamp_ms, OptionalTimestamp(s, "start_timestamp", where));
+  ARROW_ASSIGN_OR_RAISE(keys->end_version, OptionalVersion(s, "end_version", where));
+  ARROW_ASSIGN_OR_RAISE(keys->end_timestamp_ms, OptionalTimestamp(s, "end_timestamp", where));
+  if (keys->start_version.has_value() == keys->start_timestamp_ms.has_value()) {
+    return InvalidArgument("{}: source: exactly one of start_version and start_timestamp must be set", where);
+  }
+  if (keys->end_version && keys->end_timestamp_ms) {
+    return InvalidArgument("{}: source: set end_version or end_timestamp, not both", where);
+  }
+  if (keys->start_version && keys->end_version && *keys->start_version > *keys->end_version) {
+    return InvalidArgument("{}: source: start_version {} is after end_version {}", where, *keys->start_version,
+                           *keys->end_version);
+  }
+  ARROW_ASSIGN_OR_RAISE(keys->poll_interval_seconds, OptionalPollInterval(s, where, streaming));
+  return Status::OK();
+}
+
 }  // namespace lakesync::engine

@@ -13,7 +13,8 @@
 
 namespace lakesync::engine {
 
-// Bounds and polling, as the Delta source reads them (Iceberg's changelog parses its own config).
+// Bounds and polling of the Delta-versioned sources: Delta tables and tables shared over Delta Sharing
+// (Iceberg's changelog parses its own config).
 struct SourceKeys {
   std::string table;
   std::optional<int64_t> start_version, end_version;
@@ -39,5 +40,14 @@ Result<std::optional<int64_t>> OptionalTimestamp(const nlohmann::json& source, c
 Result<std::vector<std::string>> ChangeFeedColumns(const nlohmann::json& source, std::string_view where);
 // poll_interval_seconds: default 60, at least 1, and only meaningful with streaming.
 Result<double> OptionalPollInterval(const nlohmann::json& source, std::string_view where, bool streaming);
+
+// The keys that bound a Delta-versioned source (a Delta table, or one shared over Delta Sharing):
+// with a change feed, start_version|start_timestamp (exactly one), end_version|end_timestamp (at most
+// one), poll_interval_seconds and the feed's options; for a snapshot import, version|timestamp.
+std::vector<std::string> VersionRangeKeyNames(bool change_feed);
+// Reads those keys into `keys` and checks them against each other. Errors: InvalidArgument naming the
+// job file and the keys.
+Status ReadVersionRange(const nlohmann::json& source, bool change_feed, bool streaming, std::string_view where,
+                        SourceKeys* keys);
 
 }  // namespace lakesync::engine
