@@ -145,22 +145,6 @@ std::shared_ptr<arrow::RecordBatchReader> Owning(std::shared_ptr<void> owner,
   return std::make_shared<KeepAliveReader>(std::move(owner), std::move(reader));
 }
 
-class VectorReader : public arrow::RecordBatchReader {
- public:
-  VectorReader(std::shared_ptr<arrow::Schema> schema, std::vector<std::shared_ptr<arrow::RecordBatch>> batches)
-      : schema_(std::move(schema)), batches_(std::move(batches)) {}
-  std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
-  Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
-    *out = next_ < batches_.size() ? batches_[next_++] : nullptr;
-    return Status::OK();
-  }
-
- private:
-  std::shared_ptr<arrow::Schema> schema_;
-  std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
-  size_t next_ = 0;
-};
-
 // --- Catalog ------------------------------------------------------------------------------------
 
 class PyCatalog {
@@ -345,7 +329,7 @@ std::vector<std::pair<int32_t, nb::object>> SplitByShard(nb::handle changes, con
   }
   std::vector<std::pair<int32_t, nb::object>> out;
   for (auto& [shard, batches] : parts) {
-    out.emplace_back(shard, ExportReader(std::make_shared<VectorReader>(reader->schema(), std::move(batches))));
+    out.emplace_back(shard, ExportReader(Value(arrow::RecordBatchReader::Make(std::move(batches), reader->schema()))));
   }
   return out;
 }

@@ -26,22 +26,6 @@ namespace {
 using testing::Change;
 using testing::FakeSource;
 
-class BatchesReader : public arrow::RecordBatchReader {
- public:
-  BatchesReader(std::shared_ptr<arrow::Schema> schema, std::vector<std::shared_ptr<arrow::RecordBatch>> batches)
-      : schema_(std::move(schema)), batches_(std::move(batches)) {}
-  std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
-  Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
-    *out = next_ < batches_.size() ? batches_[next_++] : nullptr;
-    return Status::OK();
-  }
-
- private:
-  std::shared_ptr<arrow::Schema> schema_;
-  std::vector<std::shared_ptr<arrow::RecordBatch>> batches_;
-  size_t next_ = 0;
-};
-
 // Random but valid commits: inserts of absent keys, updates (pre- and post-image) and deletes of
 // present keys, over a small key space so keys churn within and across commits.
 std::vector<std::vector<Change>> RandomCommits(uint32_t seed, int commits, int keys) {
@@ -157,8 +141,8 @@ class StagedRunTest : public ::testing::Test {
     sink::FilesToCommit files;
     std::map<int32_t, std::vector<sink::PositionsInFile>> groups;
     for (auto& [shard, batches] : by_shard) {
-      BatchesReader reader(schema, batches);
-      auto staged = writer->Stage(reader, target, {}).ValueOrDie();
+      auto reader = arrow::RecordBatchReader::Make(batches, schema).ValueOrDie();
+      auto staged = writer->Stage(*reader, target, {}).ValueOrDie();
       // Through JSON, as between Beam workers.
       auto json = sink::StagedShardToJson(staged, *pinned->metadata()).ValueOrDie();
       staged = sink::StagedShardFromJson(nlohmann::json::parse(json.dump()), *pinned->metadata()).ValueOrDie();
