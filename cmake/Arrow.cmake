@@ -1,6 +1,7 @@
 # Apache Arrow C++ and Parquet from the pyarrow wheel installed in the project's .venv.
 # The wheel ships headers and shared libraries; create_library_symlinks() adds the unversioned
-# names the linker needs. An rpath to the wheel's directory lets binaries run without LD_LIBRARY_PATH.
+# names the linker needs. CMake puts the wheel's directory in the build tree's RUNPATH (binaries run
+# without LD_LIBRARY_PATH); `cmake --install` replaces it with the install tree's own lib/ (tools/lakesync).
 set(LAKESYNC_PYTHON "${CMAKE_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH "Python with pyarrow installed")
 execute_process(
   COMMAND "${LAKESYNC_PYTHON}" -c
@@ -21,7 +22,6 @@ function(_lakesync_arrow_lib target libname)
   set_target_properties(${target} PROPERTIES
     IMPORTED_LOCATION "${ARROW_LIB_DIR}/lib${libname}.so"
     INTERFACE_INCLUDE_DIRECTORIES "${ARROW_INCLUDE_DIR}")
-  target_link_options(${target} INTERFACE "-Wl,-rpath,${ARROW_LIB_DIR}")
 endfunction()
 _lakesync_arrow_lib(arrow_core arrow)
 _lakesync_arrow_lib(arrow_compute_lib arrow_compute)

@@ -8,6 +8,7 @@ a job moves between the CLI and Beam and resumes exactly."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -44,6 +45,32 @@ def test_pip_installed_package_imports_against_pyarrow_25(beam, tmp_path):
     out = json.loads(p.stdout)
     assert out["rows"] == 2
     assert any("<26" in r for r in out["reqs"]), out["reqs"]
+
+
+def test_the_wheel_s_lakesync_command_runs_on_the_venv_s_pyarrow(beam, tmp_path):
+    """`pip install` (and so `pipx install` of the wheel) gives a `lakesync` command: the same C++ tool,
+    loading Arrow from the pyarrow package beside it (25 here, not the checkout's 26), run with a
+    clean environment; it reads a table the Python API wrote, like pyiceberg does."""
+    exe = BEAM_PYTHON.parent / "lakesync"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    version = subprocess.run([str(exe), "--version"], capture_output=True, text=True, env=env, cwd=tmp_path,
+                             timeout=60)
+    assert version.returncode == 0, version.stderr
+    assert f"; Arrow {beam.about['pyarrow']})" in version.stdout, version.stdout
+    binary = BEAM_PYTHON.parents[1] / "lib"
+    (site,) = binary.glob("python3*/site-packages")
+    ldd = subprocess.run(["ldd", str(site / "lakesync" / "bin" / "lakesync")], capture_output=True, text=True,
+                         check=True).stdout
+    loaded = {line.split()[0]: os.path.realpath(line.split()[2]) for line in ldd.splitlines() if " => /" in line}
+    arrow = next(v for k, v in loaded.items() if k.startswith("libarrow.so."))
+    assert arrow.startswith(f"{site.resolve()}/pyarrow/"), loaded
+    wh = Warehouse(tmp_path / "wh")
+    lakesync.Catalog(wh.config).apply("db.t", pa.table({"id": pa.array([3, 1, 2], pa.int64()), "v": ["c", "a", "b"]}))
+    scan = subprocess.run([str(exe), "--catalog-config", str(wh.config_file), "scan", "--table", "db.t",
+                           "--format", "csv"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert scan.returncode == 0, scan.stderr
+    assert sorted(scan.stdout.splitlines()[1:]) == ["1,a", "2,b", "3,c"], scan.stdout
+    assert sorted(wh.rows("db.t", ["id", "v"])) == [(1, "a"), (2, "b"), (3, "c")]
 
 
 def python_apply(warehouse: Warehouse, delta: Path, start: int, end: int, sink_id: str):

@@ -1,14 +1,28 @@
 // lakesync: keep Apache Iceberg tables in sync with Delta Lake and Iceberg sources.
+#include <arrow/config.h>
+#include <fmt/format.h>
+
 #include <iostream>
 
 #include "cli.h"
 #include "lakesync/common/config_keys.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/common/version.h"
+#include "lakesync/git_commit.h"
 
 namespace {
 
 using namespace lakesync::cli;
+
+// The version, the commit it was built from, and the Arrow library it runs with: an installed tree
+// or wheel loads the Arrow beside it, which may differ from the one it was compiled against (then
+// both are named).
+std::string VersionText() {
+  const std::string running = arrow::GetBuildInfo().version_string;
+  std::string arrow = "Arrow " + running;
+  if (running != LAKESYNC_ARROW_VERSION) arrow += fmt::format(", built against Arrow {}", LAKESYNC_ARROW_VERSION);
+  return fmt::format("lakesync {} (commit {}; {})", LAKESYNC_VERSION, LAKESYNC_GIT_COMMIT, arrow);
+}
 
 // The word the user probably meant when a command or sub-command is mistyped: walks argv down the
 // command tree and compares the first word that names no sub-command with the sub-commands there.
@@ -92,8 +106,7 @@ int main(int argc, char** argv) {
       "Without --catalog-config or --catalog, commands use the embedded catalog: SQLite under ./lakesync-warehouse\n"
       "(or $LAKESYNC_WAREHOUSE; a job's is next to the job file). Options may come before or after the command.");
   cli.app.name("lakesync");
-  cli.app.set_version_flag("--version", std::string("lakesync ") + LAKESYNC_VERSION + " (Arrow " +
-                                            LAKESYNC_ARROW_VERSION + ")");
+  cli.app.set_version_flag("--version", VersionText());
   cli.app.add_option("--log-level", cli.global.log_level, "debug, info, warn (default), error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   cli.app.add_option("--log-format", cli.global.log_format,
