@@ -94,6 +94,8 @@ Result<std::shared_ptr<io::FileIO>> OpenDeltaFileIO(const GlobalOptions& global)
 
 void RegisterNamespaceCommands(Cli& cli);
 void RegisterTableCommands(Cli& cli);
+// table expire-snapshots (cmd_table_maintenance.cc), under the `table` command.
+void RegisterTableMaintenance(Cli& cli, CLI::App* table_cmd);
 void RegisterScanCommand(Cli& cli);
 void RegisterApplyCommand(Cli& cli);
 void RegisterChangesCommand(Cli& cli);

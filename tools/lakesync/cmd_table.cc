@@ -459,6 +459,7 @@ void RegisterTableCommands(Cli& cli) {
   RegisterDelete(cli, table_cmd);
   RegisterDrop(cli, table_cmd);
   RegisterUpgrade(cli, table_cmd);
+  RegisterTableMaintenance(cli, table_cmd);
 }
 
 }  // namespace lakesync::cli

@@ -1,0 +1,169 @@
+"""`lakesync table expire-snapshots` (issue 16): old snapshots leave the metadata in one commit and
+the files only they referenced leave the disk; what readers see now does not change (pyiceberg reads
+the same rows), tags and the newest snapshots stay, and a sync job whose position was carried by an
+expired snapshot resumes exactly (the position moves into the table properties)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
+import oracles as O  # noqa: E402
+
+pytestmark = O.needs_lakesync
+REPO = Path(__file__).resolve().parents[2]
+
+
+def pyiceberg_catalog(cli: O.Cli):
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    return SqlCatalog("lakesync", uri=f"sqlite:///{cli.catalog_db}", warehouse=f"file://{cli.warehouse}")
+
+
+def referenced_files(table) -> set[str]:
+    """Every file the table's snapshots reference, as pyiceberg lists them (manifest lists, manifests,
+    data and delete files)."""
+    files = set()
+    io = table.io
+    for snapshot in table.metadata.snapshots:
+        files.add(snapshot.manifest_list)
+        for manifest in snapshot.manifests(io):
+            files.add(manifest.manifest_path)
+            for entry in manifest.fetch_manifest_entry(io, discard_deleted=False):
+                files.add(entry.data_file.file_path)
+    return {f.removeprefix("file://") for f in files}
+
+
+def files_on_disk(table) -> set[str]:
+    root = Path(table.metadata.location.removeprefix("file://"))
+    return {str(p) for p in root.rglob("*") if p.is_file() and not p.name.endswith(".metadata.json")}
+
+
+def rows(table) -> list[tuple]:
+    return sorted(tuple(r.values()) for r in table.scan().to_arrow().to_pylist())
+
+
+def make_history(cli: O.Cli, tmp_path: Path, format_version: int = 3) -> None:
+    """A table with five snapshots: three appends, then two deletes (v3: deletion vectors, the second
+    replacing the first's for the file they share; v2: position delete files)."""
+    for i in range(3):
+        f = tmp_path / f"part{i}.parquet"
+        pq.write_table(pa.table({"id": pa.array(range(i * 100, i * 100 + 100), pa.int64()),
+                                 "v": [f"r{i}-{k}" for k in range(100)]}), f)
+        if i == 0:
+            cli.ok("namespace", "create", "db")
+            cli.ok("table", "create", "db.t", "--schema-from", f, "--format-version", str(format_version))
+        cli.ok("table", "append", "db.t", f)
+    cli.ok("table", "delete", "db.t", "--where", "id < 10")
+    cli.ok("table", "delete", "db.t", "--where", "id >= 290 or id = 10")
+
+
+def test_expire_keeps_what_readers_see_and_deletes_only_unreferenced_files(tmp_path):
+    cli = O.Cli(tmp_path)
+    make_history(cli, tmp_path)
+    table = pyiceberg_catalog(cli).load_table("db.t")
+    before_rows, before_snapshots = rows(table), len(table.metadata.snapshots)
+    assert before_snapshots == 5 and len(before_rows) == 279
+    before_disk = files_on_disk(table)
+
+    # A dry run says what it would do and changes nothing.
+    plan = json.loads(cli.ok("table", "expire-snapshots", "db.t", "--older-than", "now", "--dry-run", "--json"))
+    assert len(plan["expired_snapshot_ids"]) == 4 and plan["retained_snapshots"] == 1
+    assert plan["files_to_delete"], plan
+    assert files_on_disk(table) == before_disk
+    assert len(pyiceberg_catalog(cli).load_table("db.t").metadata.snapshots) == before_snapshots
+
+    done = json.loads(cli.ok("table", "expire-snapshots", "db.t", "--older-than", "now", "--json"))
+    assert sorted(done["expired_snapshot_ids"]) == sorted(plan["expired_snapshot_ids"])
+    assert sorted(done["deleted_files"]) == sorted(plan["files_to_delete"])
+    assert done["undeleted_files"] == []
+    deleted = {f.removeprefix("file://") for f in done["deleted_files"]}
+    after = pyiceberg_catalog(cli).load_table("db.t")
+    assert [s.snapshot_id for s in after.metadata.snapshots] == [after.metadata.current_snapshot_id]
+    assert rows(after) == before_rows
+    assert sorted(r["id"] for r in cli.scan_jsonl("db.t")) == [r[0] for r in before_rows]
+    # Every file the remaining snapshot references is there; every data, delete, manifest or manifest
+    # list file on disk is referenced (the replaced deletion vectors and old manifests are gone).
+    on_disk, referenced = files_on_disk(after), referenced_files(after)
+    assert referenced <= on_disk, referenced - on_disk
+    assert not {f for f in on_disk - referenced if f.endswith((".parquet", ".avro", ".puffin"))}
+    assert deleted == before_disk - on_disk
+    # Nothing left to expire.
+    again = json.loads(cli.ok("table", "expire-snapshots", "db.t", "--older-than", "now", "--json"))
+    assert again["expired_snapshot_ids"] == [] and again["deleted_files"] == []
+
+
+def test_tags_retain_last_and_age_are_kept(tmp_path):
+    """On a v2 table (pyiceberg, which sets the tag here, writes v2 only)."""
+    cli = O.Cli(tmp_path)
+    make_history(cli, tmp_path, format_version=2)
+    table = pyiceberg_catalog(cli).load_table("db.t")
+    snapshots = table.metadata.snapshots
+    tagged = snapshots[1].snapshot_id
+    table.manage_snapshots().create_tag(tagged, "audit").commit()
+    tagged_rows = sorted(tuple(r.values()) for r in table.scan(snapshot_id=tagged).to_arrow().to_pylist())
+    # Nothing is old enough by default (5 days).
+    done = json.loads(cli.ok("table", "expire-snapshots", "db.t", "--json"))
+    assert done["expired_snapshot_ids"] == []
+    done = json.loads(cli.ok("table", "expire-snapshots", "db.t", "--older-than", "now", "--retain-last", "2", "--json"))
+    after = pyiceberg_catalog(cli).load_table("db.t")
+    kept = {s.snapshot_id for s in after.metadata.snapshots}
+    assert kept == {tagged, snapshots[-1].snapshot_id, snapshots[-2].snapshot_id}, done
+    assert sorted(tuple(r.values()) for r in after.scan(snapshot_id=tagged).to_arrow().to_pylist()) == tagged_rows
+    assert cli.fail("table", "expire-snapshots", "db.t", "--older-than", "yesterday")[1].count("--older-than") >= 1
+
+
+def test_a_job_resumes_exactly_after_its_position_snapshot_expired(tmp_path):
+    """The job's position lives in its commit's summary and (since the sink writes one) in the table
+    properties. Here the property is removed first, as a table written by an older lakesync lacks
+    it: expire-snapshots must then move the position into the properties itself. The target is v2
+    because pyiceberg, which removes the property, writes v2 only."""
+    pytest.importorskip("deltalake")
+    import subprocess
+
+    from deltalake import DeltaTable
+
+    cli = O.Cli(tmp_path)
+    delta = tmp_path / "orders_delta"
+    demo = [sys.executable, str(REPO / "examples" / "demo_delta.py")]
+    subprocess.run([*demo, "create", str(delta)], check=True, capture_output=True)
+    subprocess.run([*demo, "change", str(delta)], check=True, capture_output=True)
+    job = tmp_path / "job.yaml"
+    job.write_text((REPO / "examples" / "delta-cdf-to-iceberg-v3-dv.yaml").read_text()
+                   .replace("./example-data/orders_delta", str(delta))
+                   .replace("format-version: '3'", "format-version: '2'"))
+    cli.ok("run", job, "--once")
+    table = pyiceberg_catalog(cli).load_table("shop.orders_v3")
+    (key,) = [k for k in table.properties if k.startswith("lakesync.source-position.")]
+    position = table.properties[key]
+    with table.transaction() as tx:
+        tx.remove_properties(key)
+    # A commit by something else on top of the job's (it deletes one order): the job's position is
+    # now only in an older snapshot, which expires.
+    gone = min(r["order_id"] for r in table.scan().to_arrow().to_pylist())
+    cli.ok("table", "delete", "shop.orders_v3", "--where", f"order_id = {gone}")
+    table = pyiceberg_catalog(cli).load_table("shop.orders_v3")
+    assert key not in table.properties and len(table.metadata.snapshots) >= 2
+    assert key not in (table.current_snapshot().summary.additional_properties or {})
+    done = json.loads(cli.ok("table", "expire-snapshots", "shop.orders_v3", "--older-than", "now", "--json"))
+    assert done["expired_snapshot_ids"], done
+    assert done["positions_kept_in_properties"] == [key.removeprefix("lakesync.source-position.")], done
+    table = pyiceberg_catalog(cli).load_table("shop.orders_v3")
+    assert len(table.metadata.snapshots) == 1
+    assert not any(key in s.summary.additional_properties for s in table.metadata.snapshots)
+    assert table.properties[key] == position
+    # The job goes on from its position: only the new versions are applied, nothing twice (the order
+    # deleted by hand aside).
+    subprocess.run([*demo, "change", str(delta)], check=True, capture_output=True)
+    cli.ok("run", job, "--once")
+    cols = ["order_id", "customer", "region", "amount"]
+    expected = sorted(tuple(r[c] for c in cols) for r in DeltaTable(str(delta)).to_pyarrow_table().to_pylist())
+    actual = sorted(tuple(r[c] for c in cols) for r in
+                    pyiceberg_catalog(cli).load_table("shop.orders_v3").scan().to_arrow().to_pylist())
+    assert [r for r in actual if r[0] != gone] == [r for r in expected if r[0] != gone]

@@ -1,0 +1,92 @@
+// lakesync table expire-snapshots: table maintenance on the command line (docs/maintenance.md).
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "cli.h"
+#include "lakesync/delta/delta_table.h"
+#include "lakesync/engine/job_config.h"
+#include "lakesync/maintenance/expire_snapshots.h"
+
+namespace lakesync::cli {
+namespace {
+
+// --older-than: a duration back from now (3d, 12h, 1h30m: the job file's duration syntax) or a point
+// in time (ISO-8601, or epoch milliseconds), or `now`.
+Result<int64_t> OlderThanMs(const std::string& text) {
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+  if (text == "now") return now_ms + 1;
+  if (!text.empty() && std::isdigit(static_cast<unsigned char>(text.back())) == 0) {
+    ARROW_ASSIGN_OR_RAISE(auto ago, engine::ParseDuration(nlohmann::json(text), "--older-than"));
+    return now_ms - std::chrono::duration_cast<std::chrono::milliseconds>(ago).count();
+  }
+  auto at = delta::ParseTimestampMillis(text);
+  if (!at.ok()) {
+    return InvalidArgument("--older-than: '{}' is neither a duration (3d, 12h), a time (ISO-8601 or epoch ms) nor now", text);
+  }
+  return *at;
+}
+
+void RegisterExpireSnapshots(Cli& cli, CLI::App* table_cmd) {
+  struct Args {
+    std::string table, older_than;
+    std::optional<int32_t> retain_last;
+    bool dry_run = false, json = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = table_cmd->add_subcommand(
+      "expire-snapshots",
+      "Remove old snapshots and the files only they reference (keeps refs, the newest snapshots and lakesync's "
+      "job positions)");
+  cmd->add_option("table", a->table, "NAMESPACE.TABLE")->required();
+  cmd->add_option("--older-than", a->older_than,
+                  "expire snapshots older than this: a duration back from now (3d, 12h), a time (ISO-8601) or now; "
+                  "default: the table's history.expire.max-snapshot-age-ms, else 5 days");
+  cmd->add_option("--retain-last", a->retain_last,
+                  "keep at least this many of each branch's newest snapshots (default: the table's "
+                  "history.expire.min-snapshots-to-keep, else 1)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--dry-run", a->dry_run, "say what would expire and which files would be deleted; change nothing");
+  cmd->add_flag("--json", a->json, "print the result as one JSON object");
+  AddCatalogOption(*cmd, cli.global);
+  cmd->callback([&cli, a] {
+    cli.action = [&cli, a]() -> Status {
+      maintenance::ExpireSnapshotsOptions options;
+      if (!a->older_than.empty()) {
+        ARROW_ASSIGN_OR_RAISE(options.older_than_ms, OlderThanMs(a->older_than));
+      }
+      options.retain_last = a->retain_last;
+      options.dry_run = a->dry_run;
+      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
+      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
+      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      LS_ASSIGN_OR_RAISE_CTX(auto r, maintenance::ExpireSnapshots(*t, options), "expire-snapshots {}", t->name());
+      if (a->json) {
+        nlohmann::json j = {{"table", t->name()},
+                            {"dry_run", a->dry_run},
+                            {"expired_snapshot_ids", r.expired_snapshot_ids},
+                            {"retained_snapshots", r.retained_snapshots},
+                            {a->dry_run ? "files_to_delete" : "deleted_files", r.deleted_files},
+                            {"undeleted_files", r.undeleted_files},
+                            {"positions_kept_in_properties", r.positions_kept}};
+        Print(j.dump() + "\n");
+        return Status::OK();
+      }
+      const char* verb = a->dry_run ? "would expire" : "expired";
+      Print(fmt::format("{} {} {} snapshot(s), kept {}; {} {} file(s){}\n", t->name(), verb,
+                        r.expired_snapshot_ids.size(), r.retained_snapshots,
+                        a->dry_run ? "would delete" : "deleted", r.deleted_files.size(),
+                        r.positions_kept.empty() ? "" : fmt::format("; job positions kept in the table properties "
+                                                                    "for {}", fmt::join(r.positions_kept, ", "))));
+      for (const auto& f : r.undeleted_files) Print(fmt::format("could not delete {} (left as an orphan)\n", f));
+      return Status::OK();
+    };
+  });
+}
+
+}  // namespace
+
+void RegisterTableMaintenance(Cli& cli, CLI::App* table_cmd) { RegisterExpireSnapshots(cli, table_cmd); }
+
+}  // namespace lakesync::cli
