@@ -167,3 +167,47 @@ def test_a_job_resumes_exactly_after_its_position_snapshot_expired(tmp_path):
     actual = sorted(tuple(r[c] for c in cols) for r in
                     pyiceberg_catalog(cli).load_table("shop.orders_v3").scan().to_arrow().to_pylist())
     assert [r for r in actual if r[0] != gone] == [r for r in expected if r[0] != gone]
+
+
+def test_remove_orphans_takes_only_unreferenced_files_older_than_the_window(tmp_path):
+    """`table remove-orphans`: a dry run by default; --apply deletes unreferenced files older than
+    --older-than (3 days by default) and nothing any snapshot references (time travel to the oldest
+    snapshot still reads, as pyiceberg sees it)."""
+    import os
+    import time
+
+    cli = O.Cli(tmp_path)
+    make_history(cli, tmp_path)
+    table = pyiceberg_catalog(cli).load_table("db.t")
+    first = table.metadata.snapshots[0].snapshot_id
+    first_rows = sorted(tuple(r.values()) for r in table.scan(snapshot_id=first).to_arrow().to_pylist())
+    current_rows = rows(table)
+    root = Path(table.metadata.location.removeprefix("file://"))
+    old = root / "data" / "stray-old.parquet"
+    young = root / "data" / "stray-young.parquet"
+    old_manifest = root / "metadata" / "stray-old-m0.avro"
+    for f in (old, young, old_manifest):
+        f.write_bytes(b"not referenced by anything")
+    ten_days_ago = time.time() - 10 * 86400
+    os.utime(old, (ten_days_ago, ten_days_ago))
+    os.utime(old_manifest, (ten_days_ago, ten_days_ago))
+    referenced = referenced_files(table)
+
+    dry = json.loads(cli.ok("table", "remove-orphans", "db.t", "--json"))
+    assert {Path(f.removeprefix("file://")) for f in dry["orphans"]} == {old, old_manifest}, dry
+    assert any(f.endswith("stray-young.parquet") for f in dry["too_young"]), dry
+    assert old.exists() and old_manifest.exists()
+
+    done = json.loads(cli.ok("table", "remove-orphans", "db.t", "--apply", "--json"))
+    assert {Path(f.removeprefix("file://")) for f in done["deleted"]} == {old, old_manifest}
+    assert not old.exists() and not old_manifest.exists() and young.exists()
+
+    done = json.loads(cli.ok("table", "remove-orphans", "db.t", "--older-than", "now", "--apply", "--json"))
+    assert [Path(f.removeprefix("file://")) for f in done["deleted"]] == [young]
+    after = pyiceberg_catalog(cli).load_table("db.t")
+    assert referenced <= files_on_disk(after)
+    assert rows(after) == current_rows
+    assert sorted(tuple(r.values()) for r in after.scan(snapshot_id=first).to_arrow().to_pylist()) == first_rows
+    # Nothing left: every file under the table is referenced (or table metadata).
+    again = json.loads(cli.ok("table", "remove-orphans", "db.t", "--older-than", "now", "--json"))
+    assert again["orphans"] == [], again

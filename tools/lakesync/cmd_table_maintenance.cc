@@ -1,4 +1,4 @@
-// lakesync table expire-snapshots: table maintenance on the command line (docs/maintenance.md).
+// lakesync table expire-snapshots and remove-orphans: table maintenance on the command line (docs/maintenance.md).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -7,6 +7,7 @@
 #include "lakesync/delta/delta_table.h"
 #include "lakesync/engine/job_config.h"
 #include "lakesync/maintenance/expire_snapshots.h"
+#include "lakesync/maintenance/remove_orphans.h"
 
 namespace lakesync::cli {
 namespace {
@@ -85,8 +86,54 @@ void RegisterExpireSnapshots(Cli& cli, CLI::App* table_cmd) {
   });
 }
 
+void RegisterRemoveOrphans(Cli& cli, CLI::App* table_cmd) {
+  struct Args {
+    std::string table, older_than = "3d";
+    bool apply = false, json = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = table_cmd->add_subcommand(
+      "remove-orphans",
+      "List (or with --apply delete) files under the table's location that its metadata does not reference");
+  cmd->add_option("table", a->table, "NAMESPACE.TABLE")->required();
+  cmd->add_option("--older-than", a->older_than,
+                  "only files last modified before this: a duration back from now (3d, 12h), a time (ISO-8601) "
+                  "or now; a safety window for writes in progress (default 3d)");
+  cmd->add_flag("--apply", a->apply, "delete the orphans (without it: list them only)");
+  cmd->add_flag("--json", a->json, "print the result as one JSON object");
+  AddCatalogOption(*cmd, cli.global);
+  cmd->callback([&cli, a] {
+    cli.action = [&cli, a]() -> Status {
+      maintenance::RemoveOrphansOptions options;
+      ARROW_ASSIGN_OR_RAISE(options.older_than_ms, OlderThanMs(a->older_than));
+      options.apply = a->apply;
+      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
+      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
+      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      LS_ASSIGN_OR_RAISE_CTX(auto r, maintenance::RemoveOrphans(*t, options), "remove-orphans {}", t->name());
+      if (a->json) {
+        nlohmann::json j = {{"table", t->name()},          {"applied", a->apply},
+                            {"files_listed", r.files_listed}, {a->apply ? "deleted" : "orphans", r.orphans},
+                            {"orphan_bytes", r.orphan_bytes}, {"too_young", r.too_young},
+                            {"undeleted", r.undeleted}};
+        Print(j.dump() + "\n");
+        return Status::OK();
+      }
+      for (const auto& f : r.orphans) Print(f + "\n");
+      Print(fmt::format("{}: {} orphan file(s), {} bytes{}; {} unreferenced file(s) newer than --older-than kept\n",
+                        t->name(), r.orphans.size(), r.orphan_bytes, a->apply ? " deleted" : " (dry run: --apply deletes)",
+                        r.too_young.size()));
+      for (const auto& f : r.undeleted) Print(fmt::format("could not delete {}\n", f));
+      return Status::OK();
+    };
+  });
+}
+
 }  // namespace
 
-void RegisterTableMaintenance(Cli& cli, CLI::App* table_cmd) { RegisterExpireSnapshots(cli, table_cmd); }
+void RegisterTableMaintenance(Cli& cli, CLI::App* table_cmd) {
+  RegisterExpireSnapshots(cli, table_cmd);
+  RegisterRemoveOrphans(cli, table_cmd);
+}
 
 }  // namespace lakesync::cli

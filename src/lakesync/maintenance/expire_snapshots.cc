@@ -6,8 +6,7 @@
 
 #include "lakesync/common/logging.h"
 #include "lakesync/iceberg/commit/table_update.h"
-#include "lakesync/iceberg/manifest/manifest_reader.h"
-#include "lakesync/iceberg/manifest/snapshot_manifests.h"
+#include "lakesync/maintenance/referenced_files.h"
 #include "lakesync/sink/progress.h"
 
 namespace lakesync::maintenance {
@@ -47,26 +46,6 @@ Result<std::set<int64_t>> Retained(const iceberg::TableMetadata& m, int64_t olde
   }
   if (auto current = m.CurrentSnapshot()) keep.insert(current->snapshot_id);
   return keep;
-}
-
-// Every file the given snapshots reference: their manifest lists, manifests and the files in them
-// (entries of every status: a file a retained manifest names, even as deleted, is kept — it costs a
-// little storage and never a file a reader may still open).
-Status CollectFiles(const io::FileIO& io, const iceberg::TableMetadata& m, const std::vector<iceberg::SnapshotPtr>& snapshots,
-                    std::set<std::string>& out, std::set<std::string>& manifests_seen) {
-  for (const auto& s : snapshots) {
-    if (!s->manifest_list.empty()) out.insert(s->manifest_list);
-    LS_ASSIGN_OR_RAISE_CTX(auto manifests, iceberg::ReadSnapshotManifests(io, m, *s), "snapshot {}", s->snapshot_id);
-    for (const auto& manifest : manifests) {
-      out.insert(manifest.manifest_path);
-      if (!manifests_seen.insert(manifest.manifest_path).second) continue;
-      LS_ASSIGN_OR_RAISE_CTX(std::string bytes, io.ReadAll(manifest.manifest_path), "reading manifest {}",
-                             manifest.manifest_path);
-      ARROW_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifest(bytes, manifest, &m));
-      for (const auto& e : entries) out.insert(e.data_file->file_path);
-    }
-  }
-  return Status::OK();
 }
 
 struct Plan {
@@ -127,8 +106,8 @@ Result<ExpireSnapshotsResult> ExpireSnapshots(table::Table& table, const ExpireS
     // The files to delete: referenced by an expired snapshot and by no retained one. Computed before
     // the commit (the manifests of expired snapshots are still readable then); deleted only after it.
     std::set<std::string> expired_files, kept_files, seen_expired, seen_kept;
-    ARROW_RETURN_NOT_OK(CollectFiles(*table.io(), m, plan.kept, kept_files, seen_kept));
-    ARROW_RETURN_NOT_OK(CollectFiles(*table.io(), m, plan.expired, expired_files, seen_expired));
+    ARROW_RETURN_NOT_OK(CollectSnapshotFiles(*table.io(), m, plan.kept, kept_files, seen_kept));
+    ARROW_RETURN_NOT_OK(CollectSnapshotFiles(*table.io(), m, plan.expired, expired_files, seen_expired));
     std::vector<std::string> doomed;
     for (const auto& f : expired_files) {
       if (!kept_files.count(f)) doomed.push_back(f);

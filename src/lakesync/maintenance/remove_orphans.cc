@@ -1,0 +1,68 @@
+#include "lakesync/maintenance/remove_orphans.h"
+
+#include <set>
+
+#include "lakesync/common/logging.h"
+#include "lakesync/maintenance/referenced_files.h"
+
+namespace lakesync::maintenance {
+namespace {
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Files the metadata does not list but that belong to the table's bookkeeping.
+bool Bookkeeping(const std::string& location) {
+  return EndsWith(location, "/version-hint.text") || location.find("/lakesync-pending/") != std::string::npos;
+}
+
+}  // namespace
+
+Result<RemoveOrphansResult> RemoveOrphans(table::Table& table, const RemoveOrphansOptions& options) {
+  const iceberg::TableMetadata& m = *table.metadata();
+  const io::FileIO& io = *table.io();
+  std::set<std::string> referenced_raw, manifests_read;
+  ARROW_RETURN_NOT_OK(CollectSnapshotFiles(io, m, m.snapshots, referenced_raw, manifests_read));
+  referenced_raw.insert(table.metadata_location());
+  for (const auto& entry : m.metadata_log) referenced_raw.insert(entry.metadata_file);
+  for (const auto* stats : {&m.statistics, &m.partition_statistics}) {
+    for (const auto& s : *stats) {
+      if (s.is_object() && s.contains("statistics-path") && s["statistics-path"].is_string()) {
+        referenced_raw.insert(s["statistics-path"].get<std::string>());
+      }
+    }
+  }
+  std::set<std::string> referenced;
+  for (const auto& f : referenced_raw) referenced.insert(NormalizeLocation(f));
+
+  RemoveOrphansResult result;
+  LS_ASSIGN_OR_RAISE_CTX(auto listing, io.List(m.location, /*recursive=*/true), "listing {}", m.location);
+  for (const auto& info : listing) {
+    if (info.is_dir) continue;
+    ++result.files_listed;
+    if (referenced.count(NormalizeLocation(info.location)) || Bookkeeping(info.location)) continue;
+    // A file whose age the store does not tell is never taken for an orphan.
+    if (info.mtime_ms < 0 || info.mtime_ms >= options.older_than_ms) {
+      result.too_young.push_back(info.location);
+      continue;
+    }
+    result.orphans.push_back(info.location);
+    result.orphan_bytes += std::max<int64_t>(info.size, 0);
+  }
+  if (!options.apply) return result;
+  std::vector<std::string> deleted;
+  for (const auto& f : result.orphans) {
+    auto st = io.Delete(f);
+    if (st.ok() || KindOf(st) == ErrorKind::kNotFound) {
+      deleted.push_back(f);
+    } else {
+      LS_LOG_WARN("remove-orphans on {}: could not delete {}: {}", table.name(), f, st.message());
+      result.undeleted.push_back(f);
+    }
+  }
+  result.orphans = std::move(deleted);
+  return result;
+}
+
+}  // namespace lakesync::maintenance

@@ -1,0 +1,34 @@
+// Removing orphan files (`lakesync table remove-orphans`, docs/maintenance.md): files under a table's
+// location that nothing in its metadata references — left by writers killed mid-commit, by other
+// engines, or by expiry that could not delete — older than a safety window, so that the files of a
+// write in progress (not referenced until its commit) are never taken. A dry run by default.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lakesync/table/table.h"
+
+namespace lakesync::maintenance {
+
+struct RemoveOrphansOptions {
+  int64_t older_than_ms = 0;  // only files last modified before this (epoch ms) are orphans
+  bool apply = false;         // false: list them only
+};
+
+struct RemoveOrphansResult {
+  int64_t files_listed = 0;
+  std::vector<std::string> orphans;          // deleted when applied (or that would be)
+  int64_t orphan_bytes = 0;
+  std::vector<std::string> too_young;        // unreferenced, but inside the safety window
+  std::vector<std::string> undeleted;        // deletes that failed (named, left in place)
+};
+
+// Referenced: the current metadata file and those its log names, every snapshot's manifest list,
+// manifests and the files they name, statistics files, a filesystem catalog's version-hint.text and
+// lakesync's pending-files records (their own cleanup reads them). Errors: those of reading the
+// metadata, the manifests and the listing; a failed delete is named in `undeleted`, not an error.
+Result<RemoveOrphansResult> RemoveOrphans(table::Table& table, const RemoveOrphansOptions& options);
+
+}  // namespace lakesync::maintenance
