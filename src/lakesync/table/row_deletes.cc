@@ -13,6 +13,8 @@
 #include "lakesync/iceberg/write/equality_delete_writer.h"
 #include "lakesync/iceberg/write/file_namer.h"
 #include "lakesync/iceberg/write/position_delete_writer.h"
+#include "lakesync/iceberg/manifest/manifest_reader.h"
+#include "lakesync/iceberg/manifest/snapshot_manifests.h"
 #include "lakesync/iceberg/scan/delete_loader.h"
 #include "lakesync/table/pending_files.h"
 #include "lakesync/table/scan.h"
@@ -75,6 +77,45 @@ Result<WrittenDeletes> PositionDeletes::Write(std::vector<std::string>& written)
   return WritePositionDeleteFiles(written);
 }
 
+namespace {
+
+// The live v2 position delete files (Parquet/Avro/ORC, not vectors) of the table's current snapshot,
+// by the data file they name. After `table upgrade` to v3 a data file can have such deletes and no
+// deletion vector; the first vector written for it must carry those positions too, because a v3
+// reader ignores position delete files for a data file that has a vector (spec: position deletes for
+// a file are merged into its vector). Tables created as v3 have none; this reads their delete
+// manifests only.
+Result<std::map<std::string, std::vector<iceberg::DataFilePtr>>> LivePositionDeleteFiles(
+    const Table& table, iceberg::DeleteLoader& loader) {
+  std::map<std::string, std::vector<iceberg::DataFilePtr>> by_data_file;
+  const auto& m = *table.metadata();
+  auto current = m.CurrentSnapshot();
+  if (!current) return by_data_file;
+  ARROW_ASSIGN_OR_RAISE(auto manifests, iceberg::ReadSnapshotManifests(*table.io(), m, *current));
+  for (const auto& manifest : manifests) {
+    if (manifest.content != iceberg::ManifestContent::kDeletes) continue;
+    LS_ASSIGN_OR_RAISE_CTX(std::string bytes, table.io()->ReadAll(manifest.manifest_path), "reading manifest {}",
+                           manifest.manifest_path);
+    ARROW_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifest(bytes, manifest, &m));
+    for (const auto& e : entries) {
+      const auto& f = e.data_file;
+      if (e.status == iceberg::ManifestEntryStatus::kDeleted || f->content != iceberg::FileContent::kPositionDeletes ||
+          f->IsDeletionVector()) {
+        continue;
+      }
+      if (f->referenced_data_file) {
+        by_data_file[*f->referenced_data_file].push_back(f);
+        continue;
+      }
+      ARROW_ASSIGN_OR_RAISE(auto targets, loader.PositionDeleteTargets(f));
+      for (const auto& path : targets) by_data_file[path].push_back(f);
+    }
+  }
+  return by_data_file;
+}
+
+}  // namespace
+
 Result<WrittenDeletes> PositionDeletes::WriteDeletionVectors(std::vector<std::string>& written) {
   WrittenDeletes result;
   const auto& m = *table_->metadata();
@@ -86,11 +127,17 @@ Result<WrittenDeletes> PositionDeletes::WriteDeletionVectors(std::vector<std::st
   options.lakesync_version = LAKESYNC_VERSION;
   ARROW_ASSIGN_OR_RAISE(auto writer, puffin::DeletionVectorWriter::Make(out, options));
   iceberg::DeleteLoader loader(table_->io(), m.Schema());
+  ARROW_ASSIGN_OR_RAISE(auto position_delete_files, LivePositionDeleteFiles(*table_, loader));
   std::vector<const Target*> order;
   for (auto& [path, target] : targets_) {
-    // Merge with the vector the data file already has: one live vector per data file.
-    if (target.current_dv) {
-      ARROW_ASSIGN_OR_RAISE(auto existing, loader.DeletedPositions(path, target.current_dv, {}));
+    // Merge with what already deletes rows of the data file: its vector (one live vector per data
+    // file), or the position delete files a v2 table left before its upgrade.
+    auto v2 = position_delete_files.find(path);
+    if (target.current_dv || v2 != position_delete_files.end()) {
+      static const std::vector<iceberg::DataFilePtr> kNone;
+      ARROW_ASSIGN_OR_RAISE(auto existing,
+                            loader.DeletedPositions(path, target.current_dv,
+                                                    v2 == position_delete_files.end() ? kNone : v2->second));
       target.positions.Or(existing);
     }
     target.positions.RunOptimize();
