@@ -1,11 +1,15 @@
 #include "lakesync/common/failpoint.h"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 
 namespace lakesync {
 namespace detail {
@@ -15,8 +19,9 @@ std::atomic<bool> g_failpoints_armed{false};
 namespace {
 
 struct Armed {
-  enum class Action { kCount, kAlways, kKill } action = Action::kCount;
-  long remaining = 0;  // kCount: how many more times it fires
+  enum class Action { kCount, kAlways, kKill, kWait } action = Action::kCount;
+  long remaining = 0;  // kCount, kWait: how many more times it fires
+  std::string path;    // kWait: the release file
 };
 
 std::mutex& Mutex() {
@@ -37,7 +42,7 @@ Result<std::map<std::string, Armed, std::less<>>> Parse(std::string_view spec) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size()) {
-      return InvalidArgument("failpoint '{}': expected NAME=N, NAME=always or NAME=kill", item);
+      return InvalidArgument("failpoint '{}': expected NAME=N, NAME=always, NAME=kill or NAME=wait:PATH", item);
     }
     const std::string_view name = item.substr(0, eq), action = item.substr(eq + 1);
     Armed armed;
@@ -45,12 +50,16 @@ Result<std::map<std::string, Armed, std::less<>>> Parse(std::string_view spec) {
       armed.action = Armed::Action::kAlways;
     } else if (action == "kill") {
       armed.action = Armed::Action::kKill;
+    } else if (action.substr(0, 5) == "wait:" && action.size() > 5) {
+      armed.action = Armed::Action::kWait;
+      armed.remaining = 1;
+      armed.path = std::string(action.substr(5));
     } else {
       const std::string text(action);
       char* end = nullptr;
       armed.remaining = std::strtol(text.c_str(), &end, 10);
       if (end == text.c_str() || *end != '\0' || armed.remaining < 1) {
-        return InvalidArgument("failpoint '{}': the action must be a count >= 1, always or kill", item);
+        return InvalidArgument("failpoint '{}': the action must be a count >= 1, always, kill or wait:PATH", item);
       }
     }
     out[std::string(name)] = armed;
@@ -84,15 +93,36 @@ const bool kArmedFromEnvironment = [] {
   return true;
 }();
 
+// Announces that this process reached the point, then waits for the test to release it. Polling a
+// file is the simplest signal between processes that a test can drive; the deadline keeps a test
+// that never releases from hanging the process.
+void WaitForRelease(std::string_view name, const std::string& path) {
+  const std::string reached = path + ".reached." + std::to_string(::getpid());
+  if (std::FILE* f = std::fopen(reached.c_str(), "w")) std::fclose(f);
+  std::fprintf(stderr, "lakesync: failpoint %s reached: waiting for %s\n", std::string(name).c_str(), path.c_str());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (::access(path.c_str(), F_OK) != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 }  // namespace
 
 bool FailpointFiresSlow(std::string_view name) {
-  std::lock_guard lock(Mutex());
+  std::unique_lock lock(Mutex());
   auto& points = Points();
   auto it = points.find(name);
   if (it == points.end()) return false;
   switch (it->second.action) {
     case Armed::Action::kKill: Kill(name);
+    case Armed::Action::kWait: {
+      if (it->second.remaining == 0) return false;
+      --it->second.remaining;
+      const std::string path = it->second.path;
+      lock.unlock();
+      WaitForRelease(name, path);
+      return false;  // nothing to inject: the pause was the point
+    }
     case Armed::Action::kAlways: break;
     case Armed::Action::kCount:
       if (it->second.remaining == 0) return false;

@@ -8,7 +8,11 @@
 //   LAKESYNC_FAILPOINTS=SPEC    SPEC is a comma-separated list of NAME=ACTION, where ACTION is
 //                                 N        fire the first N times the point is reached (N >= 1);
 //                                 always   fire every time;
-//                                 kill     kill the process with SIGKILL when it is reached.
+//                                 kill     kill the process with SIGKILL when it is reached;
+//                                 wait:PATH  the first time it is reached, create PATH.reached.<pid>
+//                                          and wait (up to 120 s) until PATH exists: a test holds
+//                                          several processes at the same point, then releases them
+//                                          together (a deterministic race).
 //                               e.g. LAKESYNC_FAILPOINTS="commit.conflict=2,commit.after-swap=1"
 // What "fire" means is the call site's: FailpointFires() returns true and the caller returns the
 // error it would see in that situation (see the k*Failpoint names below).
@@ -41,6 +45,9 @@ inline constexpr char kFailpointCommitAfterSwap[] = "commit.after-swap";
 // The catalog was asked and its answer was lost before it applied anything (kCommitStateUnknown,
 // the commit did not land).
 inline constexpr char kFailpointCommitBeforeSwap[] = "commit.before-swap";
+// Just before the catalog is asked, the table state of the attempt already read: with `wait:PATH`,
+// writers held here all commit on the same base, so all but one conflict.
+inline constexpr char kFailpointCommitPause[] = "commit.pause";
 
 namespace detail {
 extern std::atomic<bool> g_failpoints_armed;

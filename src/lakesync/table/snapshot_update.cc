@@ -423,6 +423,9 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   if (auto pending = table_->pending_files()) {
     recorder.emplace([pending](const std::string& location) { return pending->Record(location); });
   }
+  // Holds the process here (commit.pause=wait:PATH) with this attempt built on the state it read:
+  // writers released together race for the catalog (tests/cli/test_concurrent_commits.py).
+  Failpoint(kFailpointCommitPause);
   // Error failpoints (common/failpoint.h): the catalog's three answers other than success that the
   // caller must handle, injected deterministically for tests/reliability/test_failpoints.py.
   if (FailpointFires(kFailpointCommitConflict)) {
