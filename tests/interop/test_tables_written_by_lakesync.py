@@ -715,11 +715,7 @@ def test_nanosecond_timestamps(tmp_path, chdb, reader, ns_type):
     if reader == "lakesync":
         got = O.normalise_rows(cli.scan_jsonl("db.ns"), columns, "jsonl-strict")
     elif reader == "pyiceberg":
-        try:
-            arrow = O.sql_catalog(cli).load_table("db.ns").scan().to_arrow()
-        except Exception as e:  # noqa: BLE001  (only the known limitation skips; anything else fails)
-            expected_skips.oracle_limitation("pyiceberg-timestamp-ns", e)
-            raise
+        arrow = O.sql_catalog(cli).load_table("db.ns").scan().to_arrow()  # pyiceberg 0.12 reads both
         got = O.arrow_rows(arrow, columns)
     elif reader == "duckdb":
         con = O.duckdb_connection()
@@ -733,9 +729,6 @@ def test_nanosecond_timestamps(tmp_path, chdb, reader, ns_type):
         # compare with all rows.
         snapshot_id = cli.history("db.ns")[0]["snapshot-id"]
         want = O.normalise_rows(NS_ROWS, columns, "python")
-        try:
-            got = O.chdb_rows(chdb, table_location, columns, settings=f"iceberg_snapshot_id = {snapshot_id}")
-        except Exception as e:  # noqa: BLE001  (only the known limitation skips; anything else fails)
-            expected_skips.oracle_limitation("chdb-timestamp-ns", e)
-            raise
+        # chDB 4.4 reads both types.
+        got = O.chdb_rows(chdb, table_location, columns, settings=f"iceberg_snapshot_id = {snapshot_id}")
     O.assert_same_rows(got, want, f"{reader} reading {ns_type}")

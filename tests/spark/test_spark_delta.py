@@ -1,6 +1,6 @@
 """Spark 4.0 with Delta 4.0 as the reference writer and reader for lakesync's Delta source.
 
-Heavy: not run by CI; run `scripts/test-spark.sh`. deltalake (delta-rs) cannot write deletion
+Heavy: run by CI within `scripts/test.sh`; alone: `scripts/test-spark.sh`. deltalake (delta-rs) cannot write deletion
 vectors, so these are the suite's Delta tables with change data feed *and* deletion vectors, written
 by Spark's own DELETE, UPDATE and MERGE, with column mapping (a renamed column, so physical and
 logical names differ), checkpoints every three versions (classic, and v2 checkpoints in the
