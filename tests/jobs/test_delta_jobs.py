@@ -105,8 +105,9 @@ def test_a_schedule_picks_up_new_commits(env):
             r.join(timeout=60)
     assert proc.returncode == 0, "".join(stderr)[-3000:]
     statuses = [s["status"] for s in summaries()]
-    # The import, then one committed run per change; polls that found nothing print no line.
-    assert statuses.count("committed") == 3 and "nothing-new" not in statuses, statuses
+    # The import, then at least one committed run per change (a change may be several Delta versions,
+    # which one or two runs take in); polls that found nothing print no line.
+    assert statuses.count("committed") >= 3 and "nothing-new" not in statuses, statuses
 
 
 def test_kill_minus_nine_at_random_moments_then_rerun(env):
