@@ -408,13 +408,18 @@ def test_required_metadata_fields(table: IcebergTable, field: str, where: str, h
         table.reset()
 
 
-# v3 only: lakesync's v2 position delete files leave referenced_data_file unset (it is optional),
-# while every deletion vector names its data file.
-@pytest.mark.parametrize("table", [3], indirect=True, ids=["v3"])
+def names_a_live_referenced_data_file(path: Path) -> bool:
+    with path.open("rb") as f:
+        return any(r["status"] != 2 and r["data_file"].get("referenced_data_file") for r in fastavro.reader(f))
+
+
 def test_garbled_referenced_data_file_is_named(table: IcebergTable):
     """The issue's case: the delete manifest's referenced_data_file garbled. The error names both files
     and the next apply refuses to carry the entry into a new snapshot."""
-    deletes = table.files.get("delete-manifest", [])
+    # The first delete manifest with a live entry that names its data file (in v3 the first one may
+    # hold only the entries of vectors a later commit replaced; it used to be a skip there).
+    deletes = [p for p in table.files.get("delete-manifest", []) if names_a_live_referenced_data_file(Path(p))]
+    assert deletes, "no delete manifest names a referenced data file in this table"
     path = deletes[0]
     original_target = {}
 
