@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Spark oracle suite (tests/spark), which CI does not run: Spark 4.0 with the Iceberg 1.10 and
+# The Spark oracle suite (tests/spark) alone (CI runs it within scripts/test.sh): Spark 4.0 with the Iceberg 1.10 and
 # Delta 4.0 runtimes reads the tables lakesync writes and writes tables lakesync reads (see
 # docs/status.md, "Spark oracle"). Installs the Spark venv and jars first (scripts/setup-spark.sh),
 # then builds lakesync unless LAKESYNC_BUILD_DIR points at an existing build. Extra arguments go to

@@ -5,12 +5,16 @@
 #      FUZZ_SECONDS each, default 10). Opt-in because its first build compiles the whole engine again
 #      with clang and sanitizers, which costs far more than the run itself (docs/reliability.md)
 #   3. pytest: CLI, interop (pyiceberg, DuckDB, chDB, pyroaring, fastavro), object-store and
-#      PostgreSQL catalog tests, the Python package (tests/python) and the Apache Beam transforms
+#      PostgreSQL catalog tests, the Python package (tests/python), the Apache Beam transforms
 #      (tests/beam, in the Beam venv that scripts/setup-beam.sh makes with a real `pip install .` of
-#      the package)
+#      the package) and the Spark oracle suite (tests/spark: Spark 4.0 with the Iceberg 1.10 and
+#      Delta 4.0 runtimes, installed under .tools/ by scripts/setup-spark.sh with pinned checksums)
+# Every skip must be one tests/expected_skips.py lists as a known oracle limitation: with
+# LAKESYNC_CI=1 (set here) the skip guard (tests/skip_guard.py) fails the run on any other skip, on
+# an environment skip (a suite not set up), or when a listed one is skipped more often than expected.
 # A throwaway PostgreSQL server (tests/pgserver.py) runs for the whole script on loopback and is
-# stopped on exit, failures included. The output ends with pytest's own summary line. Heavy suites
-# (Spark, long benchmarks, the long fuzz run) are not here: see bench/, docs/benchmarks.md and
+# stopped on exit, failures included. The output ends with pytest's own summary line. Long
+# benchmarks and the long fuzz run are not here: see bench/, docs/benchmarks.md and
 # docs/reliability.md.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,6 +32,21 @@ fi
 if [[ "${LAKESYNC_SKIP_BEAM:-0}" != "1" ]]; then
   "$root/scripts/setup-beam.sh"
   export LAKESYNC_BEAM_TESTS=1
+fi
+
+# The Spark oracle: pyspark in .tools/spark-venv and the runtime jars in .tools/spark-jars (checked
+# against pinned sha1s; a second run only re-checks them). A registry that cannot be reached fails
+# the run here, loudly: the Spark tests are part of CI, not an optional extra.
+if ! "$root/scripts/setup-spark.sh"; then
+  echo "test.sh: scripts/setup-spark.sh failed (PyPI or Maven Central unreachable, or a checksum" \
+    "mismatch): the Spark suite cannot run, so the test run fails" >&2
+  exit 1
+fi
+export LAKESYNC_SPARK_TESTS=1
+# A run that leaves Beam out on purpose (LAKESYNC_SKIP_BEAM=1) is not a CI run: its Beam skips are
+# allowed (LAKESYNC_CI=0); set LAKESYNC_CI yourself to override either way.
+if [[ -z "${LAKESYNC_CI:-}" ]]; then
+  if [[ "${LAKESYNC_SKIP_BEAM:-0}" == 1 ]]; then export LAKESYNC_CI=0; else export LAKESYNC_CI=1; fi
 fi
 
 pg_dir="$(mktemp -d)"

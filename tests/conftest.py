@@ -80,3 +80,13 @@ def postgres_db(postgres_server):
     con.autocommit = True
     con.cursor().execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     con.close()
+
+
+# --- The skip guard (tests/skip_guard.py, tests/expected_skips.py) ---------------------------------
+def pytest_configure(config):
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests"))
+    import skip_guard
+
+    skip_guard.register(config)

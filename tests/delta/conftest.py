@@ -23,20 +23,18 @@ def oracle_scratch(tmp_path_factory):
 def chdb_cdf(corpus):
     """D.chdb_cdf, once chDB's Delta CDF has proved itself (oracles.md: "prove it with a probe query"):
     on cdf-table [0, 3] it must return the three metadata columns and the same rows (metadata
-    columns but the timestamp included) as deltalake `load_cdf`. Otherwise every test that needs it
-    is skipped with the reason."""
+    columns but the timestamp included) as deltalake `load_cdf`. The pinned chDB does; a chDB that
+    errors, lacks the columns or disagrees fails every test that needs it (no silent skip: the
+    tests would otherwise check nothing)."""
     root = corpus["cdf-table"]
-    try:
-        got = D.chdb_cdf(root, 0, 3)
-    except Exception as e:  # noqa: BLE001 (any failure means the oracle is unusable)
-        pytest.skip(f"chDB deltaLakeLocal() CDF does not work here: {e}")
+    got = D.chdb_cdf(root, 0, 3)
     schema = D.delta_schema(root)
     columns = schema.names + ["_change_type", "_commit_version"]
     types = {f.name: f.type for f in schema} | D.META_TYPES
     missing = [c for c in D.META_COLUMNS if c not in got.column_names]
     if missing:
-        pytest.skip(f"chDB's Delta CDF output lacks {missing}")
+        pytest.fail(f"chDB's Delta CDF output lacks {missing}")
     ch, dl = D.rows_of_arrow(got, columns, types), D.rows_of_arrow(D.deltalake_cdf(root, 0, 3), columns, types)
     if sorted(ch) != sorted(dl) or not ch:
-        pytest.skip(f"chDB's Delta CDF disagrees with deltalake on cdf-table [0, 3] ({len(ch)} vs {len(dl)} rows)")
+        pytest.fail(f"chDB's Delta CDF disagrees with deltalake on cdf-table [0, 3] ({len(ch)} vs {len(dl)} rows)")
     return D.chdb_cdf

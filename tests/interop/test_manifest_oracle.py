@@ -899,7 +899,7 @@ def data_entry(files: dict, part: int) -> dict:
 
 def table_metadata(tmp_path: Path, version: int, snapshots: list, current: int, extra: dict | None = None) -> Path:
     snapshot = snapshots[current]
-    doc = {"format-version": version, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+    doc = {"format-version": version, "table-uuid": "5d2b8e47-13fa-4c69-a0e5-8b71c4f9d326",
            "location": f"file://{tmp_path}", "last-sequence-number": snapshot["sequence-number"],
            "last-updated-ms": snapshot["timestamp-ms"], "last-column-id": 3, "current-schema-id": 0,
            "schemas": [TABLE_E2E_SCHEMA], "default-spec-id": 0, "partition-specs": [TABLE_E2E_SPEC],

@@ -29,6 +29,7 @@ import uuid
 
 import pytest
 
+import expected_skips  # noqa: E402
 import oracles as O
 
 pytestmark = O.needs_lakesync
@@ -714,28 +715,20 @@ def test_nanosecond_timestamps(tmp_path, chdb, reader, ns_type):
     if reader == "lakesync":
         got = O.normalise_rows(cli.scan_jsonl("db.ns"), columns, "jsonl-strict")
     elif reader == "pyiceberg":
-        try:
-            arrow = O.sql_catalog(cli).load_table("db.ns").scan().to_arrow()
-        except Exception as e:  # noqa: BLE001  (a reader limitation is a skip, with its message)
-            pytest.skip(f"pyiceberg 0.12 cannot read {ns_type}: {str(e)[:200]}")
+        arrow = O.sql_catalog(cli).load_table("db.ns").scan().to_arrow()  # pyiceberg 0.12 reads both
         got = O.arrow_rows(arrow, columns)
     elif reader == "duckdb":
         con = O.duckdb_connection()
         try:
             got = O.duckdb_rows(con, O.sql_catalog(cli).load_table("db.ns").metadata_location, columns)
-        except Exception as e:  # noqa: BLE001
-            if "Unrecognized primitive type" not in str(e) and "not supported" not in str(e).lower():
-                raise
-            pytest.skip(f"DuckDB 1.5.5's iceberg extension cannot read {ns_type}: {str(e).splitlines()[0][:200]}")
+        except Exception as e:  # noqa: BLE001  (only the known limitation skips; anything else fails)
+            expected_skips.oracle_limitation("duckdb-timestamptz-ns", e)
+            raise
     else:
         # chDB's icebergLocal refuses deletion vectors, so read the snapshot before the delete and
         # compare with all rows.
         snapshot_id = cli.history("db.ns")[0]["snapshot-id"]
         want = O.normalise_rows(NS_ROWS, columns, "python")
-        try:
-            got = O.chdb_rows(chdb, table_location, columns, settings=f"iceberg_snapshot_id = {snapshot_id}")
-        except Exception as e:  # noqa: BLE001
-            if "type" not in str(e).lower():
-                raise
-            pytest.skip(f"chDB 4.4 cannot read {ns_type}: {str(e).splitlines()[0][:200]}")
+        # chDB 4.4 reads both types.
+        got = O.chdb_rows(chdb, table_location, columns, settings=f"iceberg_snapshot_id = {snapshot_id}")
     O.assert_same_rows(got, want, f"{reader} reading {ns_type}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import signal
+import threading
 import time
 
 import pytest
@@ -43,35 +44,69 @@ def test_import_then_changes_run_after_run(env, example, table):
 
 
 def test_a_schedule_picks_up_new_commits(env):
-    # Deterministic: each change is made only after the target has caught up with the previous one,
-    # so every change is applied by a run of its own (a run may take in several versions of one
-    # change; the test does not depend on how the versions fall into runs).
+    # Deterministic: each Delta version is written only after the job has reported (on stdout) a
+    # committed run whose range reaches the previous one, so every change is applied by a run of its
+    # own whatever the tick and the machine's load; then the target must equal the source exactly.
+    # Waiting is on the job's own output, with a generous deadline; the job dying fails at once.
+    from deltalake import DeltaTable
+
     env.delta_create()
     job = env.job_from_example("delta-cdf-to-iceberg-v2.yaml")
     proc = env.popen("run", job, "--every", "1s")
+    lines: list[str] = []
+    changed = threading.Condition()
 
-    def wait_until_in_sync():
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                if env.iceberg_rows("shop.orders_v2") == env.delta_rows():
-                    return True
-            except Exception:  # the table does not exist yet
-                pass
-            time.sleep(0.2)
-        return False
+    def read_stdout():
+        for line in proc.stdout:
+            with changed:
+                lines.append(line)
+                changed.notify_all()
+        with changed:
+            changed.notify_all()
+
+    stderr: list[str] = []  # drained all the time: a full pipe would block the job
+    readers = [threading.Thread(target=read_stdout, daemon=True),
+               threading.Thread(target=lambda: stderr.extend(proc.stderr), daemon=True)]
+    for r in readers:
+        r.start()
+
+    def summaries() -> list[dict]:
+        return [json.loads(line) for line in lines if line.startswith("{")]
+
+    def wait_for_version(version: int):
+        deadline = time.monotonic() + 180
+        with changed:
+            while True:
+                done = [s for s in summaries() if s["status"] == "committed" and s.get("range")
+                        and s["range"]["through"] >= version]
+                if done:
+                    return
+                bad = [s for s in summaries() if s["status"] not in ("committed", "nothing-new")]
+                assert not bad, f"the job reported a failed run: {bad}"
+                assert proc.poll() is None, f"the job exited {proc.returncode}: {''.join(stderr)[-3000:]}"
+                left = deadline - time.monotonic()
+                assert left > 0, f"no committed run reached Delta version {version} in 180 s: {summaries()}"
+                changed.wait(timeout=min(left, 1.0))
 
     try:
-        assert wait_until_in_sync(), "the import never landed"
+        versions = [DeltaTable(str(env.delta)).version()]
+        wait_for_version(versions[-1])
+        assert env.iceberg_rows("shop.orders_v2") == env.delta_rows()
         for _ in range(2):
             env.delta_change(1)
-            assert wait_until_in_sync(), "a change was not applied"
+            versions.append(DeltaTable(str(env.delta)).version())
+            assert versions[-1] > versions[-2], versions
+            wait_for_version(versions[-1])
+            assert env.iceberg_rows("shop.orders_v2") == env.delta_rows()
     finally:
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
-    statuses = [json.loads(line)["status"] for line in out.splitlines() if line.startswith("{")]
-    # The import, then at least one run per change; polls that found nothing print no line.
+        proc.wait(timeout=60)
+        for r in readers:
+            r.join(timeout=60)
+    assert proc.returncode == 0, "".join(stderr)[-3000:]
+    statuses = [s["status"] for s in summaries()]
+    # The import, then at least one committed run per change (a change may be several Delta versions,
+    # which one or two runs take in); polls that found nothing print no line.
     assert statuses.count("committed") >= 3 and "nothing-new" not in statuses, statuses
 
 
@@ -79,12 +114,25 @@ def test_kill_minus_nine_at_random_moments_then_rerun(env):
     rng = random.Random(7)
     env.delta_create()
     job = env.job_from_example("delta-cdf-to-iceberg-v3-dv.yaml")
+    interrupted = finished = 0
     for round_ in range(6):
         env.delta_change(rng.randint(1, 3))
-        proc = env.popen("run", job, "--once")
-        time.sleep(rng.uniform(0.0, 0.6))
-        proc.kill()
-        proc.communicate()
+        # The first round is killed at a failpoint (after the data files, before the commit), so at
+        # least one kill interrupts a run mid-write whatever the machine's speed; the others at a
+        # random moment (the moment is the experiment's random variable, not synchronisation).
+        kill_env = dict(env.env, LAKESYNC_FAILPOINT="after-data-files") if round_ == 0 else None
+        proc = env.popen("run", job, "--once", env=kill_env)
+        if round_ > 0:
+            time.sleep(rng.uniform(0.0, 0.6))
+            proc.kill()
+        _, err = proc.communicate(timeout=300)
+        if proc.returncode == -9:
+            interrupted += 1
+        else:
+            assert proc.returncode == 0, f"a run failed without being killed: {err[-3000:]}"
+            finished += 1
+    print(f"{interrupted} runs killed while running, {finished} finished before their kill")
+    assert interrupted >= 1, "no kill interrupted a run: the test proved nothing"
     env.run_job(job, "--once")
     assert env.iceberg_rows("shop.orders_v3") == env.delta_rows()
 

@@ -9,6 +9,7 @@ import time
 
 import pyarrow as pa
 import pytest
+from pyiceberg.exceptions import NoSuchTableError
 
 SCHEMA = pa.schema([pa.field("order_id", pa.int64(), nullable=False), pa.field("customer", pa.string()),
                     pa.field("region", pa.string()), pa.field("amount", pa.float64())])
@@ -67,7 +68,7 @@ def test_streaming_job_follows_a_source_being_written(env):
             try:
                 if env.iceberg_rows("lake.orders_live") == env.iceberg_rows("src.orders"):
                     break
-            except Exception:
+            except NoSuchTableError:  # not created yet; any other error fails the test at once
                 pass
             time.sleep(0.5)
         assert env.iceberg_rows("lake.orders_live") == env.iceberg_rows("src.orders")
@@ -82,12 +83,23 @@ def test_kill_minus_nine_at_random_moments_then_rerun(env):
     rng = random.Random(11)
     src = source_table(env)
     job = env.job_from_example("iceberg-batch-cdc.yaml")
+    interrupted = 0
     for step in range(1, 6):
         mutate(env.catalog().load_table("src.orders"), step)
-        proc = env.popen("run", job, "--once")
-        time.sleep(rng.uniform(0.0, 0.5))
-        proc.kill()
-        proc.communicate()
+        # The first run is killed at a failpoint (data files written, nothing committed), so at least
+        # one kill interrupts a run whatever the machine's speed; the others at a random moment.
+        kill_env = dict(env.env, LAKESYNC_FAILPOINT="after-data-files") if step == 1 else None
+        proc = env.popen("run", job, "--once", env=kill_env)
+        if step > 1:
+            time.sleep(rng.uniform(0.0, 0.5))  # the moment of the kill is the random variable
+            proc.kill()
+        _, err = proc.communicate(timeout=300)
+        if proc.returncode == -9:
+            interrupted += 1
+        else:
+            assert proc.returncode == 0, f"a run failed without being killed: {err[-3000:]}"
+    print(f"{interrupted} of 5 runs killed while running")
+    assert interrupted >= 1, "no kill interrupted a run: the test proved nothing"
     env.run_job(job, "--once")
     assert env.iceberg_rows("lake.orders") == env.iceberg_rows("src.orders")
 

@@ -1,8 +1,9 @@
-"""Fixtures of the Spark oracle suite (tests/spark; run by scripts/test-spark.sh, not by CI).
+"""Fixtures of the Spark oracle suite (tests/spark; run by scripts/test.sh in CI, and alone by
+scripts/test-spark.sh).
 
 One Spark process serves the whole session (JVM start-up costs more than most tests); tests that
-need it take the `spark` fixture, which skips with the reason when .tools/spark-venv or the jars
-are absent.
+need it take the `spark` fixture. Without LAKESYNC_SPARK_TESTS=1 it skips (an environment skip the
+skip guard allows outside CI); with it, a missing venv, jar or Java is a failure, not a skip.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import spark_runner  # noqa: E402
 def spark(tmp_path_factory):
     reason = spark_runner.missing()
     if reason:
+        if spark_runner.opted_in():
+            pytest.fail(f"Spark oracle unavailable although {spark_runner.OPT_IN}=1: {reason}")
         pytest.skip(f"Spark oracle unavailable: {reason}")
     proc = spark_runner.SparkProcess(tmp_path_factory.mktemp("spark"))
     print(f"\nSpark {proc.version} started in {proc.start_seconds:.1f}s (log: {proc.log_path})")

@@ -1,6 +1,6 @@
 """Spark 4.0 with Delta 4.0 as the reference writer and reader for lakesync's Delta source.
 
-Heavy: not run by CI; run `scripts/test-spark.sh`. deltalake (delta-rs) cannot write deletion
+Heavy: run by CI within `scripts/test.sh`; alone: `scripts/test-spark.sh`. deltalake (delta-rs) cannot write deletion
 vectors, so these are the suite's Delta tables with change data feed *and* deletion vectors, written
 by Spark's own DELETE, UPDATE and MERGE, with column mapping (a renamed column, so physical and
 logical names differ), checkpoints every three versions (classic, and v2 checkpoints in the
@@ -13,8 +13,8 @@ partitioned variant), and a timestamp_ntz column.
 2. lakesync against Spark: `lakesync changes --source delta --format jsonl` must equal Spark's change
    feed for several version ranges (row values, `_change_type`, `_commit_version`,
    `_commit_timestamp`), and `lakesync scan --delta` Spark's snapshot read at the same versions.
-   These skip with "lakesync built without the Delta source" while the CLI says the source is not
-   available yet.
+   (They used to skip when lakesync answered "not implemented"; the Delta source exists, so any
+   error is now a failure.)
 """
 
 from __future__ import annotations
@@ -305,27 +305,6 @@ def test_spark_delta_change_feed_matches_the_model(delta_table):
 # ---------------------------------------------------------------------------------------------
 # 2. lakesync against Spark
 
-_PROBE: dict[str, str | None] = {}
-
-
-def lakesync_delta_missing(what: str, table: DeltaTable) -> str | None:
-    """Why lakesync cannot be compared yet (None when it can)."""
-    if not O.LAKESYNC.exists():
-        return f"{O.LAKESYNC} is not built"
-    if what not in _PROBE:
-        cli = O.Cli(table.root)
-        if what == "changes":
-            done = cli.run("changes", "--source", "delta", "--table", table.path, "--start-version",
-                           FIRST_DATA_VERSION, "--end-version", FIRST_DATA_VERSION, "--format", "jsonl")
-            _PROBE[what] = ("lakesync built without the Delta source"
-                            if "not available yet" in done.stderr or "not implemented" in done.stderr.lower()
-                            else None)
-        else:
-            done = cli.run("scan", "--help")
-            _PROBE[what] = None if "--delta" in done.stdout else "lakesync built without the Delta source (scan --delta)"
-    return _PROBE[what]
-
-
 def lakesync_changes(table: DeltaTable, start: int, end: int | None) -> list[tuple]:
     cli = O.Cli(table.root)
     args = ["changes", "--source", "delta", "--table", table.path, "--start-version", start,
@@ -345,9 +324,6 @@ def lakesync_changes(table: DeltaTable, start: int, end: int | None) -> list[tup
 
 @pytest.mark.parametrize("bounds", ["all", "from-a-checkpoint", "one-merge", "deletes-with-dvs"])
 def test_lakesync_delta_changes_match_spark(delta_table, bounds):
-    reason = lakesync_delta_missing("changes", delta_table)
-    if reason:
-        pytest.skip(reason)
     last = delta_table.version
     start, end = {"all": (FIRST_DATA_VERSION, None), "from-a-checkpoint": (3, None),
                   "one-merge": (last - 2, last - 2), "deletes-with-dvs": (4, last - 1)}[bounds]
@@ -360,9 +336,6 @@ def test_lakesync_delta_changes_match_spark(delta_table, bounds):
 
 @pytest.mark.parametrize("at", ["latest", "after-first-delete", "after-merge"])
 def test_lakesync_delta_scan_matches_spark(delta_table, at):
-    reason = lakesync_delta_missing("scan", delta_table)
-    if reason:
-        pytest.skip(reason)
     version = {"latest": delta_table.version, "after-first-delete": FIRST_DATA_VERSION + 2,
                "after-merge": delta_table.version - 2}[at]
     want = delta_table.spark_snapshot(version)

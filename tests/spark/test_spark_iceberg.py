@@ -1,6 +1,6 @@
 """Spark 4.0 with Iceberg 1.10 as the reference reader and writer for lakesync's Iceberg tables.
 
-Heavy (one JVM for the session, seconds per Spark query): not run by CI; run
+Heavy (one JVM for the session, seconds per Spark query): run by CI within `scripts/test.sh`; alone:
 `scripts/test-spark.sh`. Every table lives in a catalog both sides open: lakesync's SQL catalog on
 SQLite, which Spark opens with Iceberg's own JdbcCatalog (and, once, a filesystem/Hadoop catalog).
 

@@ -24,7 +24,8 @@ bool HasOurKind(const Status& status) {
 ErrorKind KindFromObjectStoreMessage(std::string_view message) {
   static constexpr std::string_view kUnavailableMarkers[] = {
       "NETWORK_CONNECTION", "SERVICE_UNAVAILABLE", "SLOW_DOWN",  "THROTTLING",
-      "REQUEST_TIMEOUT",    "INTERNAL_FAILURE",    "HTTP status 500", "HTTP status 502",
+      // 429 without an SDK name (a store's own throttling answer) is as transient as SLOW_DOWN.
+      "REQUEST_TIMEOUT",    "INTERNAL_FAILURE",    "HTTP status 429", "HTTP status 500", "HTTP status 502",
       "HTTP status 503",    "HTTP status 504",     "UNAVAILABLE:", "DEADLINE_EXCEEDED:",
       "RESOURCE_EXHAUSTED:"};
   static constexpr std::string_view kUnauthenticatedMarkers[] = {

@@ -423,8 +423,25 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   if (auto pending = table_->pending_files()) {
     recorder.emplace([pending](const std::string& location) { return pending->Record(location); });
   }
+  // Holds the process here (commit.pause=wait:PATH) with this attempt built on the state it read:
+  // writers released together race for the catalog (tests/cli/test_concurrent_commits.py).
+  Failpoint(kFailpointCommitPause);
+  // Error failpoints (common/failpoint.h): the catalog's three answers other than success that the
+  // caller must handle, injected deterministically for tests/reliability/test_failpoints.py.
+  if (FailpointFires(kFailpointCommitConflict)) {
+    return CommitConflict("{}: requirement failed: another writer committed first (failpoint {})", table_->name(),
+                          kFailpointCommitConflict);
+  }
+  if (FailpointFires(kFailpointCommitBeforeSwap)) {
+    return CommitStateUnknown("{}: no answer from the catalog (failpoint {}); the commit may or may not have been "
+                              "applied", table_->name(), kFailpointCommitBeforeSwap);
+  }
   ARROW_ASSIGN_OR_RAISE(auto committed, table_->catalog()->CommitTable(table_->identifier(), requirements, updates));
   recorder.reset();
+  if (FailpointFires(kFailpointCommitAfterSwap)) {
+    return CommitStateUnknown("{}: the commit was applied but its answer was lost (failpoint {}); the commit may or "
+                              "may not have been applied", table_->name(), kFailpointCommitAfterSwap);
+  }
   Failpoint(kFailpointAfterCommit);
   table_->Update(std::move(committed));
   return CommitResult{snapshot_id, sequence_number, operation, summary, attempt_number + 1};

@@ -16,7 +16,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr char kUuid[] = "9c12d441-03fe-4693-9a96-a0705ddf69c1";
+constexpr char kUuid[] = "c41e7d95-2a6b-48f0-b1d3-97e0a5c62f18";
 constexpr int64_t kNow = 1700000000000;
 
 NestedField F(int32_t id, std::string name, bool required, TypePtr type) {

@@ -1,5 +1,6 @@
 // Table metadata JSON (spec Appendix C, "Table Metadata and Snapshots"): documents written here by
-// hand for each format version, parsed, checked field by field, and written back.
+// hand for each format version (our own tables, uuids, snapshot ids and timestamps: uuids from
+// uuid4, ids and times picked for this file), parsed, checked field by field, and written back.
 #include "lakesync/iceberg/model/json_serde.h"
 
 #include <gtest/gtest.h>
@@ -17,57 +18,57 @@ using json = nlohmann::json;
 // without field ids, no sort orders, no sequence numbers, no refs.
 constexpr char kV1[] = R"json({
   "format-version": 1,
-  "table-uuid": "d20125c8-7284-442c-9aea-15fee620737c",
-  "location": "s3://bucket/test/location",
-  "last-updated-ms": 1602638573874,
+  "table-uuid": "6f0d2b7e-8c41-4a39-b5e2-1d97c3a80f64",
+  "location": "s3://lakesync-fixtures/warehouse/plant/readings",
+  "last-updated-ms": 1741958400123,
   "last-column-id": 3,
   "schema": {"type": "struct", "fields": [
-    {"id": 1, "name": "x", "required": true, "type": "long"},
-    {"id": 2, "name": "y", "required": true, "type": "long", "doc": "comment"},
-    {"id": 3, "name": "z", "required": false, "type": "string"}]},
+    {"id": 1, "name": "station", "required": true, "type": "long"},
+    {"id": 2, "name": "batch", "required": true, "type": "long", "doc": "loader batch number"},
+    {"id": 3, "name": "site", "required": false, "type": "string"}]},
   "partition-spec": [
-    {"name": "x", "transform": "identity", "source-id": 1},
-    {"name": "z_trunc", "transform": "truncate[4]", "source-id": 3}],
-  "properties": {"owner": "alice"},
-  "current-snapshot-id": 3055729675574597004,
+    {"name": "station", "transform": "identity", "source-id": 1},
+    {"name": "site_trunc", "transform": "truncate[4]", "source-id": 3}],
+  "properties": {"owner": "plant-ops"},
+  "current-snapshot-id": 4409381265507713910,
   "snapshots": [
-    {"snapshot-id": 3051729675574597004, "timestamp-ms": 1515100955770,
-     "summary": {"operation": "append"}, "manifest-list": "s3://a/b/1.avro"},
-    {"snapshot-id": 3055729675574597004, "parent-snapshot-id": 3051729675574597004,
-     "timestamp-ms": 1555100955770, "summary": {"operation": "overwrite", "added-data-files": "4"},
-     "manifest-list": "s3://a/b/2.avro"}]
+    {"snapshot-id": 7263519047718023521, "timestamp-ms": 1741958000456,
+     "summary": {"operation": "append"}, "manifest-list": "s3://lakesync-fixtures/warehouse/plant/readings/metadata/snap-first.avro"},
+    {"snapshot-id": 4409381265507713910, "parent-snapshot-id": 7263519047718023521,
+     "timestamp-ms": 1741958399001, "summary": {"operation": "overwrite", "added-data-files": "4"},
+     "manifest-list": "s3://lakesync-fixtures/warehouse/plant/readings/metadata/snap-second.avro"}]
 })json";
 
 // A v2 document in exactly the form lakesync writes it (every key, canonical spelling), so that
 // parse-then-write must give it back unchanged.
 constexpr char kV2[] = R"json({
   "format-version": 2,
-  "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
-  "location": "s3://bucket/test/location",
-  "last-sequence-number": 34,
-  "last-updated-ms": 1602638573590,
+  "table-uuid": "b3a95e10-47cf-4e2d-9f68-0c25d8e71a93",
+  "location": "s3://lakesync-fixtures/warehouse/plant/readings",
+  "last-sequence-number": 12,
+  "last-updated-ms": 1742044800777,
   "last-column-id": 9,
   "current-schema-id": 1,
   "schemas": [
     {"type": "struct", "schema-id": 0, "fields": [
-      {"id": 1, "name": "x", "required": true, "type": "long"}]},
+      {"id": 1, "name": "station", "required": true, "type": "long"}]},
     {"type": "struct", "schema-id": 1, "identifier-field-ids": [1, 2], "fields": [
-      {"id": 1, "name": "x", "required": true, "type": "long"},
-      {"id": 2, "name": "y", "required": true, "type": "long", "doc": "comment"},
-      {"id": 3, "name": "z", "required": true, "type": "decimal(10, 2)"},
-      {"id": 4, "name": "tags", "required": false,
+      {"id": 1, "name": "station", "required": true, "type": "long"},
+      {"id": 2, "name": "batch", "required": true, "type": "long", "doc": "loader batch number"},
+      {"id": 3, "name": "site", "required": true, "type": "decimal(10, 2)"},
+      {"id": 4, "name": "labels", "required": false,
        "type": {"type": "list", "element-id": 5, "element": "string", "element-required": true}},
-      {"id": 6, "name": "props", "required": false,
+      {"id": 6, "name": "attributes", "required": false,
        "type": {"type": "map", "key-id": 7, "key": "string", "value-id": 8, "value": "fixed[16]",
                 "value-required": false}},
-      {"id": 9, "name": "ts", "required": false, "type": "timestamptz"}]}],
+      {"id": 9, "name": "captured_at", "required": false, "type": "timestamptz"}]}],
   "default-spec-id": 1,
   "partition-specs": [
-    {"spec-id": 0, "fields": [{"name": "x", "transform": "identity", "source-id": 1, "field-id": 1000}]},
+    {"spec-id": 0, "fields": [{"name": "station", "transform": "identity", "source-id": 1, "field-id": 1000}]},
     {"spec-id": 1, "fields": [
-      {"name": "x", "transform": "identity", "source-id": 1, "field-id": 1000},
-      {"name": "ts_day", "transform": "day", "source-id": 9, "field-id": 1001},
-      {"name": "y_bucket", "transform": "bucket[16]", "source-id": 2, "field-id": 1002}]}],
+      {"name": "station", "transform": "identity", "source-id": 1, "field-id": 1000},
+      {"name": "captured_day", "transform": "day", "source-id": 9, "field-id": 1001},
+      {"name": "batch_bucket", "transform": "bucket[16]", "source-id": 2, "field-id": 1002}]}],
   "last-partition-id": 1002,
   "default-sort-order-id": 3,
   "sort-orders": [
@@ -75,29 +76,29 @@ constexpr char kV2[] = R"json({
     {"order-id": 3, "fields": [
       {"transform": "identity", "source-id": 2, "direction": "asc", "null-order": "nulls-first"},
       {"transform": "bucket[4]", "source-id": 3, "direction": "desc", "null-order": "nulls-last"}]}],
-  "properties": {"read.split.target-size": "134217728", "write.format.default": "parquet"},
-  "current-snapshot-id": 3055729675574597004,
+  "properties": {"commit.retry.num-retries": "6", "write.format.default": "parquet"},
+  "current-snapshot-id": 4409381265507713910,
   "refs": {
-    "main": {"snapshot-id": 3055729675574597004, "type": "branch"},
-    "audit": {"snapshot-id": 3051729675574597004, "type": "branch", "min-snapshots-to-keep": 2,
-              "max-snapshot-age-ms": 86400000, "max-ref-age-ms": 604800000},
-    "v1.0": {"snapshot-id": 3051729675574597004, "type": "tag", "max-ref-age-ms": 604800000}},
+    "main": {"snapshot-id": 4409381265507713910, "type": "branch"},
+    "staging": {"snapshot-id": 7263519047718023521, "type": "branch", "min-snapshots-to-keep": 3,
+              "max-snapshot-age-ms": 172800000, "max-ref-age-ms": 1209600000},
+    "release-2025-03": {"snapshot-id": 7263519047718023521, "type": "tag", "max-ref-age-ms": 1209600000}},
   "snapshots": [
-    {"snapshot-id": 3051729675574597004, "sequence-number": 33, "timestamp-ms": 1515100955770,
-     "summary": {"operation": "append"}, "manifest-list": "s3://a/b/1.avro", "schema-id": 0},
-    {"snapshot-id": 3055729675574597004, "parent-snapshot-id": 3051729675574597004, "sequence-number": 34,
-     "timestamp-ms": 1555100955770, "summary": {"operation": "delete", "deleted-records": "3"},
-     "manifest-list": "s3://a/b/2.avro", "schema-id": 1}],
+    {"snapshot-id": 7263519047718023521, "sequence-number": 11, "timestamp-ms": 1741958000456,
+     "summary": {"operation": "append"}, "manifest-list": "s3://lakesync-fixtures/warehouse/plant/readings/metadata/snap-first.avro", "schema-id": 0},
+    {"snapshot-id": 4409381265507713910, "parent-snapshot-id": 7263519047718023521, "sequence-number": 12,
+     "timestamp-ms": 1741958399001, "summary": {"operation": "delete", "deleted-records": "3"},
+     "manifest-list": "s3://lakesync-fixtures/warehouse/plant/readings/metadata/snap-second.avro", "schema-id": 1}],
   "snapshot-log": [
-    {"snapshot-id": 3051729675574597004, "timestamp-ms": 1515100955770},
-    {"snapshot-id": 3055729675574597004, "timestamp-ms": 1555100955770}],
+    {"snapshot-id": 7263519047718023521, "timestamp-ms": 1741958000456},
+    {"snapshot-id": 4409381265507713910, "timestamp-ms": 1741958399001}],
   "metadata-log": [
-    {"metadata-file": "s3://bucket/.../v1.json", "timestamp-ms": 1515100000000}],
+    {"metadata-file": "s3://lakesync-fixtures/warehouse/plant/readings/metadata/00000-first.metadata.json", "timestamp-ms": 1741957000000}],
   "statistics": [
-    {"snapshot-id": 3055729675574597004, "statistics-path": "s3://a/b/stats.puffin",
-     "file-size-in-bytes": 413, "file-footer-size-in-bytes": 42,
-     "blob-metadata": [{"type": "apache-datasketches-theta-v1", "snapshot-id": 3055729675574597004,
-                        "sequence-number": 34, "fields": [1]}]}],
+    {"snapshot-id": 4409381265507713910, "statistics-path": "s3://lakesync-fixtures/warehouse/plant/readings/metadata/stats-second.puffin",
+     "file-size-in-bytes": 1187, "file-footer-size-in-bytes": 95,
+     "blob-metadata": [{"type": "apache-datasketches-theta-v1", "snapshot-id": 4409381265507713910,
+                        "sequence-number": 12, "fields": [1]}]}],
   "partition-statistics": []
 })json";
 
@@ -105,7 +106,7 @@ constexpr char kV2[] = R"json({
 // "current-snapshot-id": null for a table without snapshots on main.
 constexpr char kV3[] = R"json({
   "format-version": 3,
-  "table-uuid": "4b3e1a2c-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+  "table-uuid": "2e87c4f1-9b06-4d5a-8c3e-f71a60b2d945",
   "location": "file:///tmp/t",
   "last-sequence-number": 1,
   "last-updated-ms": 1700000000000,
@@ -117,7 +118,7 @@ constexpr char kV3[] = R"json({
     {"id": 3, "name": "u", "required": false, "type": "unknown"},
     {"id": 4, "name": "flag", "required": false, "type": "boolean", "initial-default": true, "write-default": false},
     {"id": 5, "name": "when", "required": false, "type": "timestamptz_ns",
-     "write-default": "2017-11-16T22:31:08.123456789+00:00"}]}],
+     "write-default": "2026-01-02T03:04:05.123456789+00:00"}]}],
   "default-spec-id": 0,
   "partition-specs": [{"spec-id": 0, "fields": [
     {"name": "ts_hour", "transform": "hour", "source-id": 2, "field-id": 1000}]}],
@@ -126,17 +127,17 @@ constexpr char kV3[] = R"json({
   "sort-orders": [{"order-id": 0, "fields": []}],
   "properties": {},
   "current-snapshot-id": null,
-  "refs": {"dev": {"snapshot-id": 77, "type": "branch"}},
+  "refs": {"dev": {"snapshot-id": 58, "type": "branch"}},
   "snapshots": [
-    {"snapshot-id": 77, "sequence-number": 1, "timestamp-ms": 1700000000000,
-     "summary": {"operation": "append"}, "manifest-list": "file:///tmp/t/metadata/snap-77.avro",
+    {"snapshot-id": 58, "sequence-number": 1, "timestamp-ms": 1700000000000,
+     "summary": {"operation": "append"}, "manifest-list": "file:///tmp/t/metadata/snap-58.avro",
      "first-row-id": 0, "added-rows": 25}],
   "snapshot-log": [],
   "metadata-log": [],
   "statistics": [],
   "partition-statistics": [],
   "next-row-id": 25,
-  "encryption-keys": [{"key-id": "5f819b", "encrypted-key-metadata": "aWNlYmVyZwo="}]
+  "encryption-keys": [{"key-id": "lakesync-key-1", "encrypted-key-metadata": "bGFrZXN5bmMK"}]
 })json";
 
 std::shared_ptr<TableMetadata> MustParse(const std::string& text) {
@@ -149,14 +150,14 @@ TEST(TableMetadataJsonTest, ParsesV1WithSingleSchemaAndPartitionSpec) {
   auto m = MustParse(kV1);
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->format_version, 1);
-  EXPECT_EQ(m->table_uuid, "d20125c8-7284-442c-9aea-15fee620737c");
+  EXPECT_EQ(m->table_uuid, "6f0d2b7e-8c41-4a39-b5e2-1d97c3a80f64");
   EXPECT_EQ(m->last_sequence_number, 0);
-  EXPECT_EQ(m->last_updated_ms, 1602638573874);
+  EXPECT_EQ(m->last_updated_ms, 1741958400123);
   ASSERT_EQ(m->schemas.size(), 1u);
   EXPECT_EQ(m->current_schema_id, 0);
   ASSERT_NE(m->Schema(), nullptr);
   EXPECT_EQ(m->Schema()->fields().size(), 3u);
-  EXPECT_EQ(m->Schema()->FindFieldById(2)->doc, "comment");
+  EXPECT_EQ(m->Schema()->FindFieldById(2)->doc, "loader batch number");
   // v1 partition fields get ids 1000, 1001, ... in order.
   ASSERT_EQ(m->partition_specs.size(), 1u);
   EXPECT_EQ(m->default_spec_id, 0);
@@ -173,12 +174,12 @@ TEST(TableMetadataJsonTest, ParsesV1WithSingleSchemaAndPartitionSpec) {
   // Snapshots without sequence numbers read as 0; main follows current-snapshot-id.
   ASSERT_EQ(m->snapshots.size(), 2u);
   EXPECT_EQ(m->snapshots[0]->sequence_number, 0);
-  EXPECT_EQ(m->current_snapshot_id, 3055729675574597004);
+  EXPECT_EQ(m->current_snapshot_id, 4409381265507713910);
   ASSERT_EQ(m->refs.count("main"), 1u);
-  EXPECT_EQ(m->refs.at("main").snapshot_id, 3055729675574597004);
-  EXPECT_EQ(m->SnapshotForRef("main")->snapshot_id, 3055729675574597004);
+  EXPECT_EQ(m->refs.at("main").snapshot_id, 4409381265507713910);
+  EXPECT_EQ(m->SnapshotForRef("main")->snapshot_id, 4409381265507713910);
   EXPECT_EQ(m->CurrentSnapshot()->summary.at("added-data-files"), "4");
-  EXPECT_EQ(m->properties.at("owner"), "alice");
+  EXPECT_EQ(m->properties.at("owner"), "plant-ops");
 }
 
 TEST(TableMetadataJsonTest, V1WithoutSnapshotsUsesMinusOne) {
@@ -212,17 +213,17 @@ TEST(TableMetadataJsonTest, ParsesV2) {
   auto m = MustParse(kV2);
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->format_version, 2);
-  EXPECT_EQ(m->last_sequence_number, 34);
+  EXPECT_EQ(m->last_sequence_number, 12);
   EXPECT_EQ(m->last_column_id, 9);
   ASSERT_EQ(m->schemas.size(), 2u);
   const auto schema = m->Schema();
   EXPECT_EQ(schema->schema_id(), 1);
   EXPECT_EQ(schema->identifier_field_ids(), (std::vector<int32_t>{1, 2}));
-  EXPECT_EQ(schema->FindFieldByName("z")->type->ToString(), "decimal(10, 2)");
-  EXPECT_EQ(schema->FindFieldByName("tags.element")->id, 5);
-  EXPECT_TRUE(schema->FindFieldByName("tags.element")->required);
-  EXPECT_EQ(schema->FindFieldByName("props.value")->type->ToString(), "fixed[16]");
-  EXPECT_FALSE(schema->FindFieldByName("props.value")->required);
+  EXPECT_EQ(schema->FindFieldByName("site")->type->ToString(), "decimal(10, 2)");
+  EXPECT_EQ(schema->FindFieldByName("labels.element")->id, 5);
+  EXPECT_TRUE(schema->FindFieldByName("labels.element")->required);
+  EXPECT_EQ(schema->FindFieldByName("attributes.value")->type->ToString(), "fixed[16]");
+  EXPECT_FALSE(schema->FindFieldByName("attributes.value")->required);
   EXPECT_EQ(m->Spec()->spec_id(), 1);
   EXPECT_EQ(m->Spec()->fields()[2].transform, Transform::Bucket(16));
   EXPECT_EQ(m->last_partition_id, 1002);
@@ -233,25 +234,25 @@ TEST(TableMetadataJsonTest, ParsesV2) {
   EXPECT_EQ(m->SortOrder()->fields[1].null_order, NullOrder::kNullsLast);
   EXPECT_EQ(m->SortOrder()->fields[1].transform, Transform::Bucket(4));
   EXPECT_EQ(m->refs.size(), 3u);
-  const auto& audit = m->refs.at("audit");
-  EXPECT_EQ(audit.type, SnapshotRef::Type::kBranch);
-  EXPECT_EQ(audit.min_snapshots_to_keep, 2);
-  EXPECT_EQ(audit.max_snapshot_age_ms, 86400000);
-  EXPECT_EQ(audit.max_ref_age_ms, 604800000);
-  EXPECT_EQ(m->refs.at("v1.0").type, SnapshotRef::Type::kTag);
-  EXPECT_FALSE(m->refs.at("v1.0").min_snapshots_to_keep.has_value());
+  const auto& staging = m->refs.at("staging");
+  EXPECT_EQ(staging.type, SnapshotRef::Type::kBranch);
+  EXPECT_EQ(staging.min_snapshots_to_keep, 3);
+  EXPECT_EQ(staging.max_snapshot_age_ms, 172800000);
+  EXPECT_EQ(staging.max_ref_age_ms, 1209600000);
+  EXPECT_EQ(m->refs.at("release-2025-03").type, SnapshotRef::Type::kTag);
+  EXPECT_FALSE(m->refs.at("release-2025-03").min_snapshots_to_keep.has_value());
   const auto current = m->CurrentSnapshot();
   ASSERT_NE(current, nullptr);
-  EXPECT_EQ(current->parent_snapshot_id, 3051729675574597004);
-  EXPECT_EQ(current->sequence_number, 34);
+  EXPECT_EQ(current->parent_snapshot_id, 7263519047718023521);
+  EXPECT_EQ(current->sequence_number, 12);
   EXPECT_EQ(current->operation(), "delete");
   EXPECT_EQ(current->schema_id, 1);
   EXPECT_FALSE(m->snapshots[0]->parent_snapshot_id.has_value());
   EXPECT_EQ(m->snapshot_log.size(), 2u);
   ASSERT_EQ(m->metadata_log.size(), 1u);
-  EXPECT_EQ(m->metadata_log[0].metadata_file, "s3://bucket/.../v1.json");
+  EXPECT_EQ(m->metadata_log[0].metadata_file, "s3://lakesync-fixtures/warehouse/plant/readings/metadata/00000-first.metadata.json");
   ASSERT_EQ(m->statistics.size(), 1u);
-  EXPECT_EQ(m->statistics[0]["file-footer-size-in-bytes"], 42);
+  EXPECT_EQ(m->statistics[0]["file-footer-size-in-bytes"], 95);
   EXPECT_EQ(m->properties.size(), 2u);
 }
 
@@ -286,7 +287,7 @@ TEST(TableMetadataJsonTest, ParsesV3) {
   EXPECT_EQ(m->format_version, 3);
   EXPECT_EQ(m->next_row_id, 25);
   EXPECT_FALSE(m->current_snapshot_id.has_value());
-  EXPECT_EQ(m->SnapshotForRef("dev")->snapshot_id, 77);
+  EXPECT_EQ(m->SnapshotForRef("dev")->snapshot_id, 58);
   EXPECT_EQ(m->SnapshotForRef("main"), nullptr);
   const auto& s = *m->snapshots[0];
   EXPECT_EQ(s.first_row_id, 0);
@@ -300,7 +301,7 @@ TEST(TableMetadataJsonTest, ParsesV3) {
   EXPECT_EQ(*flag->initial_default, json(true));
   EXPECT_EQ(*flag->write_default, json(false));
   EXPECT_FALSE(schema->FindFieldByName("when")->initial_default.has_value());
-  EXPECT_EQ(m->encryption_keys[0]["key-id"], "5f819b");
+  EXPECT_EQ(m->encryption_keys[0]["key-id"], "lakesync-key-1");
 }
 
 TEST(TableMetadataJsonTest, V2AndV3DocumentsRoundTripExactly) {
@@ -409,8 +410,8 @@ TEST(TableMetadataJsonTest, MissingNestedKeysAreNamed) {
       {[](json& d) { d["partition-specs"][1].erase("spec-id"); }, "'spec-id'"},
       {[](json& d) { d["sort-orders"][1]["fields"][0].erase("direction"); }, "'direction'"},
       {[](json& d) { d["sort-orders"][1]["fields"][0]["null-order"] = "first"; }, "'first'"},
-      {[](json& d) { d["refs"]["audit"].erase("type"); }, "'type'"},
-      {[](json& d) { d["refs"]["audit"]["type"] = "bookmark"; }, "'bookmark'"},
+      {[](json& d) { d["refs"]["staging"].erase("type"); }, "'type'"},
+      {[](json& d) { d["refs"]["staging"]["type"] = "bookmark"; }, "'bookmark'"},
       {[](json& d) { d["snapshot-log"][0].erase("timestamp-ms"); }, "'timestamp-ms'"},
       {[](json& d) { d["metadata-log"][0].erase("metadata-file"); }, "'metadata-file'"},
       {[](json& d) { d["schemas"][1]["fields"][2]["type"] = "decimal(50, 2)"; }, "decimal(50, 2)"},

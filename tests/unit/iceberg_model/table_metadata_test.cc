@@ -32,7 +32,7 @@ SnapshotPtr Snap(int64_t id, std::optional<int64_t> parent, int64_t seq, int64_t
 TableMetadata Valid() {
   TableMetadata m;
   m.format_version = 2;
-  m.table_uuid = "9c12d441-03fe-4693-9a96-a0705ddf69c1";
+  m.table_uuid = "0a6c3f52-d8e1-4b7a-93c4-5e2f81b6d017";
   m.location = "s3://b/t";
   m.last_column_id = 2;
   m.schemas = {std::make_shared<Schema>(0, std::vector<NestedField>{F(1, "id", true, Type::Long()),
