@@ -208,11 +208,6 @@ def test_upgrade_keeps_the_position_deletes(tmp_path):
     O.assert_same_rows(O.normalise_rows(cli.scan_jsonl("db.up"), FLAT, "jsonl"), want, "lakesync scan")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: after `table upgrade` to v3, a delete in a data file that has v2 position deletes writes a "
-    "deletion vector without the file's earlier positions (specs/iceberg.md section 6 rule 2: read the "
-    "old DV and any position deletes for the file, OR them in); a v3 reader then ignores the position "
-    "deletes for that file and the deleted rows come back in `lakesync scan` (pyiceberg applies both)"))
 def test_new_deletion_vectors_after_the_upgrade_carry_the_position_deletes(tmp_path):
     cli, rows = upgraded_table(tmp_path)
     # New deletes in the same data file: one deletion vector, which must carry the 20 earlier positions.
