@@ -11,12 +11,11 @@ as Parquet written by Spark and go through its Arrow normaliser.
 from __future__ import annotations
 
 import itertools
-import signal
-import subprocess
 from pathlib import Path
 
 import oracles as O
 import spark_runner as SR
+from catalog_server import CatalogServer
 # The column set, the row generator and the row helpers are shared with the Trino suite.
 from generated_rows import COLUMNS, INDEX, canonical, col, generate_rows, project, with_values  # noqa: F401
 
@@ -56,32 +55,6 @@ def select_list(columns: list[dict]) -> str:
 _CATALOG_NUMBERS = itertools.count(1)
 # Every Lake of the running test; conftest.py closes them (stopping REST servers) after each test.
 OPEN_LAKES: list["Lake"] = []
-
-
-class CatalogServer:
-    """`lakesync catalog serve` over the catalog a config file names, on 127.0.0.1 with a port the
-    OS chooses (the server prints its URL once it listens)."""
-
-    def __init__(self, workdir: Path, catalog_config: Path):
-        self.log_path = Path(workdir) / "catalog-serve.log"
-        self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [str(O.LAKESYNC), "--log-level", "info", "catalog", "serve", "--catalog-config", str(catalog_config),
-             "--listen", "127.0.0.1:0"],
-            cwd=workdir, stdout=subprocess.PIPE, stderr=self._log, stdin=subprocess.DEVNULL, text=True)
-        line = self.proc.stdout.readline()
-        if not line:
-            self.proc.wait(timeout=30)
-            raise RuntimeError(f"lakesync catalog serve exited {self.proc.returncode}: {self.log_path.read_text()}")
-        self.url = line.strip().rsplit(" ", 1)[-1]
-        assert self.url.startswith("http://127.0.0.1:"), line
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=60)
-        self._log.close()
-        assert self.proc.returncode == 0, f"catalog serve exited {self.proc.returncode}: {self.log_path.read_text()}"
 
 
 class Lake:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import signal
-import subprocess
 from pathlib import Path
 
 import oracles as O
 import trino_runner as TR
+from catalog_server import CatalogServer
 from generated_rows import COLUMNS, canonical  # noqa: F401
 
 _CATALOG_NUMBERS = itertools.count(1)
@@ -65,23 +64,16 @@ class Lake:
                                            {"catalog_name": "lakesync", "catalog_properties": self.catalog_props})
         self.cli = O.Cli(self.workdir, catalog_config=self.catalog_config)
         self.cli.ok("namespace", "create", "db", "--if-not-exists")
-        self._server_log = open(self.workdir / "serve.log", "wb")
-        self.server = subprocess.Popen(
-            [str(O.LAKESYNC), "--log-level", "info", "--log-format", "json", "catalog", "serve",
-             "--catalog-config", str(self.catalog_config), "--listen", "127.0.0.1:0"],
-            cwd=self.workdir, env=self.cli.env, stdout=subprocess.PIPE, stderr=self._server_log,
-            stdin=subprocess.DEVNULL, text=True)
-        line = self.server.stdout.readline()  # printed once listening
-        if not line:
-            self.server.wait(timeout=30)
-            raise AssertionError(f"lakesync catalog serve exited {self.server.returncode}: "
-                                 f"{(self.workdir / 'serve.log').read_text(errors='replace')}")
-        self.url = line.strip().rsplit(" ", 1)[-1]
-        assert self.url.startswith("http://127.0.0.1:"), line
+        self.server = CatalogServer(self.workdir, self.catalog_config, env=self.cli.env)
+        self.url = self.server.url
         # Trino's native local file system, rooted at /, reads and writes the file:// locations.
-        trino.query(f"CREATE CATALOG {self.name} USING iceberg WITH ("
-                    f"\"iceberg.catalog.type\" = 'rest', \"iceberg.rest-catalog.uri\" = '{self.url}', "
-                    "\"fs.native-local.enabled\" = 'true', \"local.location\" = '/')")
+        try:
+            trino.query(f"CREATE CATALOG {self.name} USING iceberg WITH ("
+                        f"\"iceberg.catalog.type\" = 'rest', \"iceberg.rest-catalog.uri\" = '{self.url}', "
+                        "\"fs.native-local.enabled\" = 'true', \"local.location\" = '/')")
+        except BaseException:
+            self.server.stop()
+            raise
         self._reads = itertools.count()
 
     def close(self) -> None:
@@ -89,14 +81,7 @@ class Lake:
             if self.trino.proc.poll() is None:
                 self.trino.query(f"DROP CATALOG IF EXISTS {self.name}")
         finally:
-            if self.server.poll() is None:
-                self.server.send_signal(signal.SIGTERM)
-                try:
-                    self.server.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    self.server.kill()
-                    self.server.wait()
-            self._server_log.close()
+            self.server.stop()
 
     # ---- naming ----
     def table(self, name: str) -> str:
