@@ -54,6 +54,10 @@ ENTRIES: list[Known] = [
     Known("spark-suite-not-enabled", "environment",
           "the Spark oracle suite runs only with LAKESYNC_SPARK_TESTS=1 (scripts/test.sh, scripts/test-spark.sh)",
           max_count=100, reason=r"^Spark oracle unavailable: "),
+    Known("trino-suite-not-enabled", "environment",
+          "the Trino oracle suite runs only with LAKESYNC_TRINO_TESTS=1 (scripts/test-trino.sh; scripts/test.sh "
+          "leaves tests/trino out)",
+          max_count=100, reason=r"^Trino oracle unavailable: "),
     Known("beam-venv-missing", "environment",
           "the Beam venv is built by scripts/setup-beam.sh (scripts/test.sh)",
           max_count=50, reason=r"is missing: run scripts/setup-beam\.sh"),

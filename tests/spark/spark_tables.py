@@ -1,6 +1,7 @@
-"""Shared pieces of the Spark oracle suite (not a test module): the column set Spark can read, the
-row generator, the Spark DDL for it, one lakesync catalog that Spark's Iceberg catalogs also open,
-and the readers that turn each side's rows into oracles.py's canonical form.
+"""Shared pieces of the Spark oracle suite (not a test module): the column set Spark can read (that of
+tests/interop/generated_rows.py without uuid and fixed), the Spark DDL for it, one lakesync catalog
+that Spark's Iceberg catalogs also open, and the readers that turn each side's rows into oracles.py's
+canonical form.
 
 Row normalisation is defined once, in tests/interop/oracles.py: lakesync's `scan --format jsonl`
 goes through its JSON Lines decoder (which checks the docs/cli.md contract), Spark's rows come back
@@ -9,147 +10,16 @@ as Parquet written by Spark and go through its Arrow normaliser.
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import itertools
-import math
-import random
-import signal
-import subprocess
-import uuid
 from pathlib import Path
 
 import oracles as O
 import spark_runner as SR
+from catalog_server import CatalogServer
+# The column set, the row generator and the row helpers are shared with the Trino suite.
+from generated_rows import COLUMNS, INDEX, canonical, col, generate_rows, project, with_values  # noqa: F401
 
-# Spark 4.0 has no time type and Iceberg's Spark runtime refuses `time` columns, so the column set is
-# that of tests/interop without `tm`; uuid and fixed exist only in tables lakesync creates (Spark's
-# DDL cannot declare them; Spark reads them as string and binary).
-INNER = {"type": "struct", "fields": [
-    {"name": "x", "type": "double", "required": False},
-    {"name": "d", "type": "date", "required": False}]}
-STRUCT = {"type": "struct", "fields": [
-    {"name": "a", "type": "int", "required": False},
-    {"name": "b", "type": "string", "required": False},
-    {"name": "inner", "type": INNER, "required": False}]}
-KV = {"type": "struct", "fields": [{"name": "k", "type": "string", "required": False},
-                                   {"name": "v", "type": "long", "required": False}]}
-
-COLUMNS = [
-    {"name": "id", "type": "long", "required": True},
-    {"name": "b", "type": "boolean"},
-    {"name": "i", "type": "int"},
-    {"name": "l", "type": "long"},
-    {"name": "f", "type": "float"},
-    {"name": "d", "type": "double"},
-    {"name": "dec9", "type": "decimal(9, 2)"},
-    {"name": "dec38", "type": "decimal(38, 10)"},
-    {"name": "dt", "type": "date"},
-    {"name": "ts", "type": "timestamp"},
-    {"name": "tstz", "type": "timestamptz"},
-    {"name": "s", "type": "string"},
-    {"name": "cat", "type": "string"},
-    {"name": "u", "type": "uuid"},
-    {"name": "fx", "type": "fixed[8]"},
-    {"name": "bin", "type": "binary"},
-    {"name": "st", "type": STRUCT},
-    {"name": "li", "type": {"type": "list", "element": "int", "element-required": False}},
-    {"name": "ls", "type": {"type": "list", "element": KV, "element-required": False}},
-    {"name": "mp", "type": {"type": "map", "key": "string", "value": "long", "value-required": False}},
-]
-for _c in COLUMNS:
-    _c.setdefault("required", False)
 SPARK_COLUMNS = [c for c in COLUMNS if c["name"] not in ("u", "fx")]
-INDEX = {c["name"]: k for k, c in enumerate(COLUMNS)}
-
-MICROS_PER_HOUR = 3_600_000_000
-MICROS_PER_DAY = 24 * MICROS_PER_HOUR
-
-
-def _micros(text: str) -> int:
-    return (dt.datetime.fromisoformat(text) - O.EPOCH) // dt.timedelta(microseconds=1)
-
-
-# Small pools so that identity/truncate/day partitionings make a handful of partitions, with values
-# on both sides of the epoch (negative day ordinals) and of a leap day.
-DATE_POOL = [dt.date(1969, 12, 31), dt.date(1970, 1, 1), dt.date(1999, 12, 31), dt.date(2024, 2, 29)]
-DAY_POOL = [_micros(t) for t in ("1969-12-31T00:00:00", "1970-01-02T00:00:00", "2000-01-01T00:00:00",
-                                 "2024-02-29T00:00:00")]
-CATEGORIES = ["", "ab", "abc", "abd", "日本語", "日本", "zz", "ünï"]
-TEXT_CHARS = "abcxyz é日本🙂\t\"\\'"
-
-
-def _decimal(r: random.Random, precision: int, scale: int) -> decimal.Decimal:
-    bound = 10 ** precision - 1
-    n = r.choice([bound, -bound, 0]) if r.random() < 0.05 else r.randint(-bound, bound)
-    return decimal.Decimal(n).scaleb(-scale, context=decimal.Context(prec=100))
-
-
-def generate_rows(n: int, seed: int, first_id: int = 0, ids: list[int] | None = None) -> list[tuple]:
-    """Canonical rows (oracles.py) for COLUMNS, ids first_id.. (or `ids`); ~10% nulls per column."""
-    r = random.Random(seed)
-
-    def maybe(make, p: float = 0.1):
-        return None if r.random() < p else make()
-
-    def double():
-        if r.random() < 0.08:
-            return r.choice([O.NAN, math.inf, -math.inf, 0.0, 5e-324, 1.7976931348623157e308])
-        return r.uniform(-1e3, 1e3)
-
-    def single():
-        if r.random() < 0.08:
-            return r.choice([O.NAN, math.inf, -math.inf, 0.0])
-        return O._f32(r.uniform(-1e6, 1e6))
-
-    def text(k: int = 8) -> str:
-        return "".join(r.choice(TEXT_CHARS) for _ in range(r.randint(0, k)))
-
-    out = []
-    for k in range(n):
-        inner = maybe(lambda: (maybe(double), maybe(lambda: r.choice(DATE_POOL))))
-        out.append((
-            ids[k] if ids is not None else first_id + k,
-            maybe(lambda: r.random() < 0.5),
-            maybe(lambda: r.randint(-500, 500)),
-            maybe(lambda: r.choice([r.randint(-2**63, 2**63 - 1), -2**63, 2**63 - 1, 0])),
-            maybe(single),
-            maybe(double),
-            maybe(lambda: _decimal(r, 9, 2)),
-            maybe(lambda: _decimal(r, 38, 10)),
-            maybe(lambda: r.choice(DATE_POOL) + dt.timedelta(days=r.randint(0, 2))),
-            maybe(lambda: r.choice(DAY_POOL) + r.randrange(2 * MICROS_PER_DAY)),
-            maybe(lambda: r.choice(DAY_POOL) + r.randrange(MICROS_PER_DAY)),
-            maybe(text),
-            maybe(lambda: r.choice(CATEGORIES)),
-            maybe(lambda: uuid.UUID(int=r.getrandbits(128))),
-            maybe(lambda: r.randbytes(8)),
-            maybe(lambda: r.randbytes(r.randint(0, 12))),
-            maybe(lambda: (maybe(lambda: r.randint(-9, 9)), maybe(text), inner)),
-            maybe(lambda: tuple(maybe(lambda: r.randint(-2**31, 2**31 - 1)) for _ in range(r.randint(0, 4)))),
-            maybe(lambda: tuple(maybe(lambda: (maybe(text), maybe(lambda: r.randint(-99, 99))))
-                                for _ in range(r.randint(0, 3)))),
-            maybe(lambda: tuple(sorted({text(3): maybe(lambda: r.randint(-5, 5))
-                                        for _ in range(r.randint(0, 3))}.items()))),
-        ))
-    return out
-
-
-def col(row: tuple, name: str):
-    return row[INDEX[name]]
-
-
-def project(rows: list[tuple], columns: list[dict]) -> list[tuple]:
-    """Rows of COLUMNS cut down to `columns` (a subset, in COLUMNS order)."""
-    keep = [INDEX[c["name"]] for c in columns]
-    return [tuple(r[k] for k in keep) for r in rows]
-
-
-def with_values(row: tuple, **values) -> tuple:
-    out = list(row)
-    for name, v in values.items():
-        out[INDEX[name]] = v
-    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,32 +55,6 @@ def select_list(columns: list[dict]) -> str:
 _CATALOG_NUMBERS = itertools.count(1)
 # Every Lake of the running test; conftest.py closes them (stopping REST servers) after each test.
 OPEN_LAKES: list["Lake"] = []
-
-
-class CatalogServer:
-    """`lakesync catalog serve` over the catalog a config file names, on 127.0.0.1 with a port the
-    OS chooses (the server prints its URL once it listens)."""
-
-    def __init__(self, workdir: Path, catalog_config: Path):
-        self.log_path = Path(workdir) / "catalog-serve.log"
-        self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [str(O.LAKESYNC), "--log-level", "info", "catalog", "serve", "--catalog-config", str(catalog_config),
-             "--listen", "127.0.0.1:0"],
-            cwd=workdir, stdout=subprocess.PIPE, stderr=self._log, stdin=subprocess.DEVNULL, text=True)
-        line = self.proc.stdout.readline()
-        if not line:
-            self.proc.wait(timeout=30)
-            raise RuntimeError(f"lakesync catalog serve exited {self.proc.returncode}: {self.log_path.read_text()}")
-        self.url = line.strip().rsplit(" ", 1)[-1]
-        assert self.url.startswith("http://127.0.0.1:"), line
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=60)
-        self._log.close()
-        assert self.proc.returncode == 0, f"catalog serve exited {self.proc.returncode}: {self.log_path.read_text()}"
 
 
 class Lake:
@@ -290,6 +134,3 @@ class Lake:
     def summary(self, name: str) -> dict:
         return self.cli.current_snapshot(name)["summary"]
 
-
-def canonical(rows: list[tuple], columns: list[dict]) -> list[tuple]:
-    return O.normalise_rows(rows, columns, "python")

@@ -31,6 +31,9 @@ class BufferedCommitCatalog : public Catalog {
     return inner_->CreateNamespace(ns, properties);
   }
   Result<Properties> LoadNamespaceMetadata(const Namespace& ns) override { return inner_->LoadNamespaceMetadata(ns); }
+  Result<std::optional<std::string>> DefaultNamespaceLocation(const Namespace& ns) override {
+    return inner_->DefaultNamespaceLocation(ns);
+  }
   Result<bool> NamespaceExists(const Namespace& ns) override { return inner_->NamespaceExists(ns); }
   Status DropNamespace(const Namespace& ns) override { return inner_->DropNamespace(ns); }
   Status UpdateNamespaceProperties(const Namespace& ns, const std::vector<std::string>& removals,

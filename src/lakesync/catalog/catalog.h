@@ -78,6 +78,13 @@ class Catalog {
   virtual Status DropNamespace(const Namespace& ns) = 0;
   virtual Status UpdateNamespaceProperties(const Namespace& ns, const std::vector<std::string>& removals,
                                            const Properties& updates) = 0;
+  // Where the namespace's new tables go when it has no "location" property: the namespace
+  // location Java's JdbcCatalog reports in loadNamespaceMetadata. nullopt where the catalog does not
+  // decide it (a REST client: its server does).
+  virtual Result<std::optional<std::string>> DefaultNamespaceLocation(const Namespace& ns) {
+    (void)ns;
+    return std::optional<std::string>();
+  }
 
   // Tables. LoadTable fails with kNotFound when the table does not exist.
   virtual Result<std::vector<TableIdentifier>> ListTables(const Namespace& ns) = 0;

@@ -112,6 +112,13 @@ TEST_F(RestCatalogTest, NamespacesRoundTrip) {
   EXPECT_EQ(children, (std::vector<Namespace>{{"shop", "eu"}}));
   ASSERT_OK_AND_ASSIGN(auto props, client->LoadNamespaceMetadata({"shop"}));
   EXPECT_EQ(props.at("owner"), "ana");
+  // The server reports where the namespace's tables go (as Java's JdbcCatalog does), without
+  // storing it; Trino derives new table locations from it.
+  EXPECT_EQ(props.at("location"), warehouse_ + "/shop");
+  ASSERT_OK_AND_ASSIGN(props, client->LoadNamespaceMetadata({"shop", "eu"}));
+  EXPECT_EQ(props, (Properties{{"location", warehouse_ + "/shop/eu"}}));
+  ASSERT_OK_AND_ASSIGN(props, backend_->LoadNamespaceMetadata({"shop"}));
+  EXPECT_EQ(props.count("location"), 0u);
   ASSERT_OK(client->UpdateNamespaceProperties({"shop"}, {"owner"}, {{"team", "data"}}));
   ASSERT_OK_AND_ASSIGN(props, backend_->LoadNamespaceMetadata({"shop"}));
   EXPECT_EQ(props.count("owner"), 0u);

@@ -75,6 +75,19 @@ struct RestCatalogServer::Impl {
 
   Catalog& catalog() { return *options.catalog; }
 
+  // A namespace's properties as clients see them: the stored ones, plus "location" where none is
+  // stored, as Java's JdbcCatalog (behind Apache's REST fixture) reports it. Clients derive new
+  // table locations from it: without it Trino creates a table eagerly (no stage-create) and then
+  // refuses it because the location already holds the metadata file it just wrote.
+  Result<Properties> NamespaceProperties(const Namespace& ns) {
+    ARROW_ASSIGN_OR_RAISE(Properties props, catalog().LoadNamespaceMetadata(ns));
+    if (!props.count("location")) {
+      ARROW_ASSIGN_OR_RAISE(auto location, catalog().DefaultNamespaceLocation(ns));
+      if (location) props["location"] = *location;
+    }
+    return props;
+  }
+
   // ---- plumbing -------------------------------------------------------------------------------
 
   static void SendJson(httplib::Response& res, int status, const Json& body) {
@@ -329,13 +342,13 @@ struct RestCatalogServer::Impl {
         if (auto it = props.find("location"); it != props.end()) ARROW_RETURN_NOT_OK(CheckLocation(it->second, "location"));
         error_hint.about_namespace = true;
         ARROW_RETURN_NOT_OK(catalog().CreateNamespace(ns, props));
-        ARROW_ASSIGN_OR_RAISE(auto stored, catalog().LoadNamespaceMetadata(ns));
+        ARROW_ASSIGN_OR_RAISE(auto stored, NamespaceProperties(ns));
         return R(std::make_pair(200, Json{{"namespace", NamespaceToJson(ns)}, {"properties", stored}}));
       }
       case Endpoint::kLoadNamespaceMetadata: {
         ARROW_RETURN_NOT_OK(Require(grant, route.ns));
         error_hint.about_namespace = true;
-        ARROW_ASSIGN_OR_RAISE(auto props, catalog().LoadNamespaceMetadata(route.ns));
+        ARROW_ASSIGN_OR_RAISE(auto props, NamespaceProperties(route.ns));
         return R(std::make_pair(200, Json{{"namespace", NamespaceToJson(route.ns)}, {"properties", props}}));
       }
       case Endpoint::kNamespaceExists: {

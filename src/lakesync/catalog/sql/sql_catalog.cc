@@ -354,9 +354,14 @@ Result<std::string> SqlCatalog::DefaultTableLocation(const TableIdentifier& iden
                            "namespace '{}' property 'location'", NamespaceToString(identifier.ns));
     return io::JoinLocation(ns_location, identifier.name);
   }
+  ARROW_ASSIGN_OR_RAISE(auto ns_location, DefaultNamespaceLocation(identifier.ns));
+  return io::JoinLocation(*ns_location, identifier.name);
+}
+
+Result<std::optional<std::string>> SqlCatalog::DefaultNamespaceLocation(const Namespace& ns) {
   std::string location = options_.warehouse;
-  for (const auto& level : identifier.ns) location = io::JoinLocation(location, level);
-  return io::JoinLocation(location, identifier.name);
+  for (const auto& level : ns) location = io::JoinLocation(location, level);
+  return std::optional<std::string>(std::move(location));
 }
 
 Result<std::string> SqlCatalog::WriteNextMetadata(const TableIdentifier& identifier, const std::string& base_location,

@@ -97,8 +97,10 @@ class SqlCatalog : public MetastoreCatalog {
   Result<std::string> SwapMetadata(const TableIdentifier& identifier, const std::string& base_location,
                                    const iceberg::TableMetadata& metadata) override;
   // A namespace "location" property wins (as in pyiceberg); otherwise
-  // <warehouse>/<ns levels joined by '/'>/<table>, as Java's JdbcCatalog places tables.
+  // DefaultNamespaceLocation/<table>, as Java's JdbcCatalog places tables.
   Result<std::string> DefaultTableLocation(const TableIdentifier& identifier) override;
+  // <warehouse>/<ns levels joined by '/'>.
+  Result<std::optional<std::string>> DefaultNamespaceLocation(const Namespace& ns) override;
   Result<std::vector<std::string>> SwapMetadataAll(const std::vector<PreparedCommit>& commits) override;
 
  protected:
