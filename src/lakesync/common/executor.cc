@@ -67,7 +67,7 @@ bool PreferSerialUnits(size_t files, size_t units_of_first_file, size_t columns)
   EnsureThreadsConfigured();
   if (ThreadCount() <= 1 || OnPoolThread() || files == 0) return true;
   const auto enough = static_cast<size_t>(2 * ThreadCount());
-  return files == 1 && (units_of_first_file <= 1 || (units_of_first_file < enough && columns >= enough));
+  return files == 1 && (units_of_first_file <= 1 || columns >= enough);
 }
 
 bool OnPoolThread() { return arrow::internal::GetCpuThreadPool()->OwnsThisThread(); }

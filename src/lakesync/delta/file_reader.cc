@@ -262,10 +262,16 @@ class TaskReader : public arrow::RecordBatchReader {
     size_t first_units = 0;
     if (files == 1) {
       r->use_threads_ = true;  // the planning reader may be read inline
-      ARROW_RETURN_NOT_OK(r->PlanNextTask());
+      while (r->planned_.empty() && r->next_task_ < r->tasks_.size()) ARROW_RETURN_NOT_OK(r->PlanNextTask());
       first_units = r->planned_.size();
     }
     r->use_threads_ = PreferSerialUnits(files, first_units, r->shared_->schema.read_schema->fields().size());
+    r->serial_ = r->use_threads_;
+    if (r->serial_ && first_units > 1) {
+      // Read whole, as a stream: plan again without splitting the file.
+      r->planned_.clear();
+      r->next_task_ = 0;
+    }
     TaskReader* self = r.get();
     r->stream_ = std::make_unique<OrderedStream<UnitBatches>>(
         [self]() -> Result<std::optional<OrderedStream<UnitBatches>::Unit>> {
@@ -290,6 +296,24 @@ class TaskReader : public arrow::RecordBatchReader {
     const auto& limit = shared_->options.limit;
     while (true) {
       if (limit && emitted_ >= *limit) return Status::OK();
+      if (serial_) {
+        // One file at a time, batch by batch.
+        if (!current_) {
+          ARROW_ASSIGN_OR_RAISE(auto unit, NextSerialUnit());
+          if (!unit) return Status::OK();
+          current_ = std::move(unit);
+          current_->opened->set_use_threads(current_->use_threads);
+        }
+        ARROW_ASSIGN_OR_RAISE(auto next, current_->opened->Next());
+        if (!next) {
+          current_.reset();
+          continue;
+        }
+        ARROW_ASSIGN_OR_RAISE(auto batch, Assemble(*shared_, *current_, *next));
+        if (!batch || batch->num_rows() == 0) continue;
+        Emit(std::move(batch), out);
+        return Status::OK();
+      }
       if (next_batch_ >= batches_.size()) {
         ARROW_ASSIGN_OR_RAISE(auto next, stream_->Next());
         if (!next) return Status::OK();
@@ -297,12 +321,28 @@ class TaskReader : public arrow::RecordBatchReader {
         next_batch_ = 0;
         continue;
       }
-      auto batch = std::move(batches_[next_batch_++]);
-      if (limit && emitted_ + batch->num_rows() > *limit) batch = batch->Slice(0, *limit - emitted_);
-      emitted_ += batch->num_rows();
-      *out = std::move(batch);
+      Emit(std::move(batches_[next_batch_++]), out);
       return Status::OK();
     }
+  }
+
+  void Emit(std::shared_ptr<arrow::RecordBatch> batch, std::shared_ptr<arrow::RecordBatch>* out) {
+    const auto& limit = shared_->options.limit;
+    if (limit && emitted_ + batch->num_rows() > *limit) batch = batch->Slice(0, *limit - emitted_);
+    emitted_ += batch->num_rows();
+    *out = std::move(batch);
+  }
+
+  // Serial reads: the next file's unit, its reader opened (null after the last).
+  Result<std::unique_ptr<ReadUnit>> NextSerialUnit() {
+    while (planned_.empty()) {
+      if (next_task_ >= tasks_.size()) return nullptr;
+      ARROW_RETURN_NOT_OK(PlanNextTask());
+    }
+    auto unit = std::make_unique<ReadUnit>(std::move(planned_.back()));
+    planned_.pop_back();
+    unit->use_threads = use_threads_;
+    return unit;
   }
 
  private:
@@ -317,7 +357,7 @@ class TaskReader : public arrow::RecordBatchReader {
     ARROW_ASSIGN_OR_RAISE(auto scalars, PartitionScalars(*shared_, task));
     auto shared_scalars = std::make_shared<const std::vector<std::shared_ptr<arrow::Scalar>>>(std::move(scalars));
     const std::vector<int> groups = reader->selected_row_groups();
-    if (groups.size() <= 1) {
+    if (groups.size() <= 1 || serial_) {
       ReadUnit unit;
       unit.task = &task;
       unit.partition_scalars = shared_scalars;
@@ -339,6 +379,8 @@ class TaskReader : public arrow::RecordBatchReader {
   std::vector<ReadTask> tasks_;  // not resized after Make: units point into it
   size_t next_task_ = 0;
   bool use_threads_ = false;
+  bool serial_ = false;                 // files read whole, one at a time, as streams
+  std::unique_ptr<ReadUnit> current_;  // serial: the current file
   std::vector<ReadUnit> planned_;  // units of the planned task not handed out yet, last first
   UnitBatches batches_;
   size_t next_batch_ = 0;

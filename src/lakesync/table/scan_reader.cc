@@ -27,6 +27,24 @@ class ScanReader : public arrow::RecordBatchReader {
   Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
     *out = nullptr;
     while (remaining_ != 0) {
+      if (units_->serial()) {
+        // One file at a time, batch by batch (memory: one batch, as before parallel reads).
+        if (!reader_) {
+          auto next = units_->NextReader();
+          if (!next.ok()) return WithContext(next.status(), "reading " + table_->name());
+          if (!*next) return Status::OK();
+          reader_ = std::move(*next);
+        }
+        auto next = reader_->Next();
+        if (!next.ok()) return WithContext(next.status(), "reading data file " + reader_->path() + " of " + table_->name());
+        if (!next->has_value()) {
+          reader_.reset();
+          continue;
+        }
+        if ((*next)->batch->num_rows() == 0) continue;
+        Emit(std::move((*next)->batch), out);
+        return Status::OK();
+      }
       if (next_batch_ >= batches_.size()) {
         auto next = units_->Next();
         if (!next.ok()) return WithContext(next.status(), "reading " + table_->name());
@@ -35,21 +53,25 @@ class ScanReader : public arrow::RecordBatchReader {
         next_batch_ = 0;
         continue;
       }
-      std::shared_ptr<arrow::RecordBatch> batch = std::move(batches_[next_batch_++]);
-      if (remaining_ > 0 && batch->num_rows() > remaining_) batch = batch->Slice(0, remaining_);
-      if (remaining_ > 0) remaining_ -= batch->num_rows();
-      *out = std::move(batch);
+      Emit(std::move(batches_[next_batch_++]), out);
       return Status::OK();
     }
     return Status::OK();
+  }
+
+  void Emit(std::shared_ptr<arrow::RecordBatch> batch, std::shared_ptr<arrow::RecordBatch>* out) {
+    if (remaining_ > 0 && batch->num_rows() > remaining_) batch = batch->Slice(0, remaining_);
+    if (remaining_ > 0) remaining_ -= batch->num_rows();
+    *out = std::move(batch);
   }
 
  private:
   std::shared_ptr<Table> table_;
   std::unique_ptr<iceberg::TaskUnitStream<UnitBatches>> units_;
   std::shared_ptr<arrow::Schema> output_schema_;
-  UnitBatches batches_;
+  UnitBatches batches_;  // parallel: the current unit's batches
   size_t next_batch_ = 0;
+  std::unique_ptr<iceberg::DataFileReader> reader_;  // serial: the current file
   int64_t remaining_ = -1;  // -1: no limit
 };
 

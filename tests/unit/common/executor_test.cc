@@ -117,9 +117,8 @@ TEST_F(ThreadsTest, ChoosesBetweenUnitsAndColumns) {
   ASSERT_TRUE(ConfigureThreads(2).ok());
   EXPECT_FALSE(PreferSerialUnits(5, 1, 8));  // several files: the files are the units
   EXPECT_TRUE(PreferSerialUnits(1, 1, 8));   // one row group: its columns are all there is to split
-  EXPECT_TRUE(PreferSerialUnits(1, 3, 8));   // few row groups, many columns
-  EXPECT_FALSE(PreferSerialUnits(1, 3, 1));  // few row groups, one column (key resolution)
-  EXPECT_FALSE(PreferSerialUnits(1, 4, 8));  // enough row groups
+  EXPECT_TRUE(PreferSerialUnits(1, 4, 8));   // one file, many columns: its columns, streamed
+  EXPECT_FALSE(PreferSerialUnits(1, 3, 1));  // one file, one column (key resolution): its row groups
   EXPECT_TRUE(PreferSerialUnits(0, 0, 8));   // nothing to read
 }
 

@@ -20,7 +20,7 @@ Status TaskUnitPlanner::PlanNextTask() {
   LS_ASSIGN_OR_RAISE_CTX(auto reader, DataFileReader::Open(context_, task, options), "reading data file {}",
                          task.file->file_path);
   std::vector<int> groups = reader->file_reader().selected_row_groups();
-  if (groups.size() <= 1) {
+  if (groups.size() <= 1 || !split_) {
     TaskUnit unit;
     unit.task_index = index;
     unit.opened = std::move(reader);

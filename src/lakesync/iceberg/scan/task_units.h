@@ -50,6 +50,13 @@ class TaskUnitPlanner {
   const std::vector<FileScanTask>& tasks() const { return *tasks_; }
   const ScanContext& context() const { return *context_; }
   void set_use_threads(bool use_threads) { options_.use_threads = use_threads; }
+  // Whether tasks are split into one unit per row group (default) or read whole, in one unit.
+  void set_split_row_groups(bool split) { split_ = split; }
+  // Plans again from the first task (after a change of the settings above).
+  void Reset() {
+    next_task_ = 0;
+    planned_.clear();
+  }
 
  private:
   Status PlanNextTask();
@@ -58,6 +65,7 @@ class TaskUnitPlanner {
   std::shared_ptr<const std::vector<FileScanTask>> tasks_;
   DataFileReadOptions options_;
   size_t next_task_ = 0;
+  bool split_ = true;
   std::vector<TaskUnit> planned_;  // units of the planned task not handed out yet, in reverse order
 };
 
@@ -84,7 +92,14 @@ class TaskUnitStream {
       ARROW_ASSIGN_OR_RAISE(first_units, s->planner_->PeekUnitsOfNextTask());
     }
     const bool serial = PreferSerialUnits(tasks->size(), first_units, columns);
+    s->serial_ = serial;
     s->planner_->set_use_threads(serial && column_threads);
+    if (serial) {
+      // One at a time: each file is read whole, as a stream (no row group is held in memory, and the
+      // columns are decoded in parallel where asked for).
+      s->planner_->set_split_row_groups(false);
+      if (first_units > 1) s->planner_->Reset();
+    }
     TaskUnitStream* self = s.get();
     s->stream_ = std::make_unique<OrderedStream<T>>(
         [self]() -> Result<std::optional<typename OrderedStream<T>::Unit>> {
@@ -103,8 +118,19 @@ class TaskUnitStream {
   // fn's result for the next unit, nullopt after the last.
   Result<std::optional<T>> Next() { return stream_->Next(); }
 
+  // Whether the units run one at a time, on the caller's thread, one unit per file. A caller that
+  // streams (a scan) then reads each file's batches as they come with NextReader() instead of Next().
+  bool serial() const { return serial_; }
+  // The next file's reader (serial streams only), null after the last.
+  Result<std::unique_ptr<DataFileReader>> NextReader() {
+    ARROW_ASSIGN_OR_RAISE(auto unit, planner_->Next());
+    if (!unit) return nullptr;
+    return planner_->Open(*unit);
+  }
+
  private:
   TaskUnitStream() = default;
+  bool serial_ = true;
   UnitFn fn_;
   std::unique_ptr<TaskUnitPlanner> planner_;
   std::unique_ptr<OrderedStream<T>> stream_;  // declared last: destroyed (waiting for its units) first
