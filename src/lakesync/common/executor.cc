@@ -67,7 +67,10 @@ bool PreferSerialUnits(size_t files, size_t units_of_first_file, size_t columns)
   EnsureThreadsConfigured();
   if (ThreadCount() <= 1 || OnPoolThread() || files == 0) return true;
   const auto enough = static_cast<size_t>(2 * ThreadCount());
-  return files == 1 && (units_of_first_file <= 1 || columns >= enough);
+  // Wide reads stream with their columns decoded in parallel: a unit holds a whole row group until
+  // it is consumed, which measured (docs/benchmarks.md) ~30% more CPU on 2 threads than streaming
+  // (fresh pages, cache misses) for the Delta feed of 6 columns and a scan of 8.
+  return columns >= enough || (files == 1 && units_of_first_file <= 1);
 }
 
 bool OnPoolThread() { return arrow::internal::GetCpuThreadPool()->OwnsThisThread(); }

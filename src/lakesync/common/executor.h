@@ -52,9 +52,9 @@ bool OnPoolThread();
 
 // Whether the units of a read should run one at a time on the consumer's thread, each free to use
 // the pool inside (a file's columns decoded in parallel), rather than side by side on the pool: with
-// one thread, from a pool thread, or for a single file that has one row group or at least twice as
-// many columns to decode as there are threads: its columns are then the better split, and reading it
-// as a stream holds no whole row group in memory.
+// one thread, from a pool thread, for a single file of one row group, or for a read with at least
+// twice as many columns to decode as there are threads: its columns are then the better split, and
+// a stream holds no whole row group in memory.
 bool PreferSerialUnits(size_t files, size_t units_of_first_file, size_t columns);
 
 // Runs a sequence of units of work on the pool and returns their results in the order the units were

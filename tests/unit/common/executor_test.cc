@@ -115,7 +115,8 @@ TEST_F(ThreadsTest, ChoosesBetweenUnitsAndColumns) {
   ASSERT_TRUE(ConfigureThreads(1).ok());
   EXPECT_TRUE(PreferSerialUnits(10, 10, 10));  // one thread: nothing to split
   ASSERT_TRUE(ConfigureThreads(2).ok());
-  EXPECT_FALSE(PreferSerialUnits(5, 1, 8));  // several files: the files are the units
+  EXPECT_FALSE(PreferSerialUnits(5, 1, 3));  // several files, few columns: the files are the units
+  EXPECT_TRUE(PreferSerialUnits(5, 1, 8));   // several files, many columns: streamed, columns in parallel
   EXPECT_TRUE(PreferSerialUnits(1, 1, 8));   // one row group: its columns are all there is to split
   EXPECT_TRUE(PreferSerialUnits(1, 4, 8));   // one file, many columns: its columns, streamed
   EXPECT_FALSE(PreferSerialUnits(1, 3, 1));  // one file, one column (key resolution): its row groups
