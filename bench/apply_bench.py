@@ -782,6 +782,9 @@ def main() -> None:
                         help="DuckDB's check of a final state; on timeout another reader checks it")
     parser.add_argument("--sorter-memory-mb", type=int, default=100, help="lakesync's sorter_memory_mb (default 100)")
     parser.add_argument("--engines", default=",".join(BIG_ENGINES))
+    parser.add_argument("--threads", default="",
+                        help="comma-separated lakesync thread counts, e.g. 1,2: adds engines ls-v3-dv-tN (the v3 "
+                             "apply with --threads N) to --engines, timed round-robin with the others")
     parser.add_argument("--skip-merge", action="store_true")
     parser.add_argument("--skip-bill", action="store_true")
     parser.add_argument("--setup-only", action="store_true", help="generate and set up, then stop (see --keep)")
@@ -796,6 +799,12 @@ def main() -> None:
         worker(args)
         return
     args.engines = [e for e in args.engines.split(",") if e]
+    for t in [int(t) for t in args.threads.split(",") if t]:
+        name = f"ls-v3-dv-t{t}"
+        LAKESYNC_VARIANTS[name] = ("ls_v3", ["--threads", str(t)])
+        BIG_ENGINES.append(name)
+        if name not in args.engines:
+            args.engines.append(name)
     build = args.build_dir.resolve()
     for binary in ("lakesync", "scan_bench"):
         if not (build / binary).exists():

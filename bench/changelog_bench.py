@@ -170,10 +170,16 @@ def count_duckdb(setup: dict, out_dir: Path) -> dict:
     return {"per_snapshot": counts}
 
 
-def run_lakesync(setup: dict, build: Path, out_dir: Path) -> dict:
-    lakesync(build, Path(setup["warehouse"]), "changes", "--source", "iceberg", "--table", TABLE, "--format",
-             "parquet", "--output", out_dir / "lakesync.parquet")
+def run_lakesync(setup: dict, build: Path, out_dir: Path, threads: int | None = None) -> dict:
+    threads_args = ["--threads", threads] if threads else []
+    lakesync(build, Path(setup["warehouse"]), *threads_args, "changes", "--source", "iceberg", "--table", TABLE,
+             "--format", "parquet", "--output", out_dir / "lakesync.parquet")
     return {}
+
+
+def threads_of(engine: str) -> int | None:
+    """lakesync-t2 -> 2; lakesync -> None (lakesync's default)."""
+    return int(engine.split("-t", 1)[1]) if engine.startswith("lakesync-t") else None
 
 
 def count_lakesync(setup: dict, out_dir: Path) -> dict:
@@ -196,17 +202,18 @@ def worker(args) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     # lakesync runs in a child process, DuckDB in this one: measure where the work happens.
-    who = resource.RUSAGE_CHILDREN if args.engine == "lakesync" else resource.RUSAGE_SELF
+    is_lakesync = args.engine.startswith("lakesync")
+    who = resource.RUSAGE_CHILDREN if is_lakesync else resource.RUSAGE_SELF
     start = resource.getrusage(who)
-    if args.engine == "lakesync":
-        run_lakesync(setup, Path(args.build), out_dir)
+    if is_lakesync:
+        run_lakesync(setup, Path(args.build), out_dir, threads_of(args.engine))
     else:
         run_duckdb(setup, out_dir)
     seconds = time.perf_counter() - t0
     end = resource.getrusage(who)
     cpu = (end.ru_utime - start.ru_utime) + (end.ru_stime - start.ru_stime)
     rss = end.ru_maxrss / 1024
-    result = count_lakesync(setup, out_dir) if args.engine == "lakesync" else count_duckdb(setup, out_dir)
+    result = count_lakesync(setup, out_dir) if is_lakesync else count_duckdb(setup, out_dir)
     shutil.rmtree(out_dir)
     print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "peak_rss_mib": rss, **result}))
 
@@ -224,7 +231,7 @@ def check(engine: str, result: dict, expected: list[dict]) -> list[str]:
     """The snapshots where `engine` disagrees with the generated batches (empty: all agree)."""
     wrong = []
     for k, (got, want) in enumerate(zip(result["per_snapshot"], expected)):
-        if engine == "lakesync":
+        if engine.startswith("lakesync"):
             ok = (got["INSERT"] == want["inserts"] and got["DELETE"] == want["deletes"]
                   and got["UPDATE_BEFORE"] == want["updates"] and got["UPDATE_AFTER"] == want["updates"])
         else:
@@ -238,6 +245,9 @@ def check(engine: str, result: dict, expected: list[dict]) -> list[str]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--changes", type=int, default=1_000_000)
+    p.add_argument("--threads", default="",
+                   help="comma-separated lakesync thread counts timed side by side (engines lakesync-tN), e.g. 1,2")
+    p.add_argument("--skip-duckdb", action="store_true", help="time lakesync only (e.g. for the thread scaling)")
     p.add_argument("--snapshots", type=int, default=10)
     p.add_argument("--insert-share", type=float, default=0.6)
     p.add_argument("--update-share", type=float, default=0.3)
@@ -267,15 +277,19 @@ def main() -> None:
         setup_file = work / "setup.json"
         setup_file.write_text(json.dumps(setup))
         print(f"  written in {setup['write_seconds']:.1f} s", flush=True)
-        times: dict[str, list[float]] = {"lakesync": [], "duckdb": []}
-        cpu: dict[str, list[float]] = {"lakesync": [], "duckdb": []}
+        variants = [f"lakesync-t{t}" for t in args.threads.split(",") if t] or ["lakesync"]
+        times: dict[str, list[float]] = {v: [] for v in variants}
+        loadavg_start = open("/proc/loadavg").read().split()[:3]
+        if not args.skip_duckdb:
+            times["duckdb"] = []
+        cpu: dict[str, list[float]] = {e: [] for e in times}
         rss: dict[str, float] = {}
         errors: dict[str, list[str]] = {}
         for r in range(args.repeat):
             for engine in times:
                 result = timed(engine, setup_file, work, build)
                 wrong = check(engine, result, setup["expected"])
-                if wrong and engine == "lakesync":
+                if wrong and engine.startswith("lakesync"):
                     raise SystemExit(f"lakesync: {wrong[0]}")
                 if wrong:
                     # Timed all the same, and reported: a reader that returns wrong rows is no alternative.
@@ -296,9 +310,14 @@ def main() -> None:
             "write_seconds": setup["write_seconds"],
             "seconds": times, "median_seconds": med, "cpu_seconds": cpu, "median_cpu_seconds": med_cpu,
             "peak_rss_mib": rss, "wrong_results": errors, "format_version": args.format_version,
-            "ratio_duckdb_over_lakesync": med["duckdb"] / med["lakesync"],
-            "cpu_ratio_duckdb_over_lakesync": med_cpu["duckdb"] / med_cpu["lakesync"],
+            "loadavg_start": loadavg_start, "loadavg_end": open("/proc/loadavg").read().split()[:3],
         }
+        for v in variants:
+            if "duckdb" in med:
+                summary[f"ratio_duckdb_over_{v}"] = med["duckdb"] / med[v]
+                summary[f"cpu_ratio_duckdb_over_{v}"] = med_cpu["duckdb"] / med_cpu[v]
+        if len(variants) > 1:
+            summary["scaling_wall"] = med[variants[0]] / med[variants[-1]]
         print(json.dumps(summary, indent=2))
         results = REPO / "bench" / "results"
         results.mkdir(exist_ok=True)

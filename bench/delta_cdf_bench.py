@@ -166,8 +166,9 @@ print(json.dumps({"rows": t.num_rows, "kinds": {d["values"]: d["counts"] for d i
 """
 
 
-def lakesync_cmd(lakesync: Path, table: Path, end: int, output_args: list[str]) -> list[str]:
-    return [str(lakesync), "changes", "--source", "delta", "--table", str(table), "--start-version", "1",
+def lakesync_cmd(lakesync: Path, table: Path, end: int, output_args: list[str], threads: int | None = None) -> list[str]:
+    threads_args = ["--threads", str(threads)] if threads else []
+    return [str(lakesync), *threads_args, "changes", "--source", "delta", "--table", str(table), "--start-version", "1",
             "--end-version", str(end), *output_args]
 
 
@@ -208,7 +209,11 @@ def main() -> int:
     ap.add_argument("--build-only", action="store_true", help="build the table and stop")
     ap.add_argument("--lakesync-output", default="--format parquet --output /dev/null",
                     help="output flags of the timed lakesync runs (the check run always writes Parquet)")
+    ap.add_argument("--threads", default="",
+                    help="comma-separated lakesync thread counts timed side by side, e.g. 1,2 (default: lakesync's "
+                         "default, the machine's cores); the summary's lakesync figures are the last count's")
     args = ap.parse_args()
+    thread_counts = [int(t) for t in args.threads.split(",") if t] or [None]
     timed_output = shlex.split(args.lakesync_output)
     loadavg_start = open("/proc/loadavg").read().split()[:3]
 
@@ -250,12 +255,20 @@ def main() -> int:
         print(f"  [1, {k}]: {sum(want.values()):,} change rows, both readers agree with the generated counts")
 
     # 2. timings, round-robin
-    samples: dict[str, dict[int, list]] = {"lakesync": {k: [] for k in sets}, "deltalake": {k: [] for k in sets}}
+    def variant(t):
+        return f"lakesync-t{t}" if t else "lakesync"
+
+    samples: dict[str, dict[int, list]] = {variant(t): {k: [] for k in sets} for t in thread_counts}
+    samples["deltalake"] = {k: [] for k in sets}
     for rnd in range(args.rounds):
         for k in sets:
-            s = run_child(lakesync_cmd(lakesync, table, k, timed_output))
-            s.pop("stdout")
-            samples["lakesync"][k].append(s)
+            for t in thread_counts:
+                s = run_child(lakesync_cmd(lakesync, table, k, timed_output, t))
+                s.pop("stdout")
+                samples[variant(t)][k].append(s)
+                if len(thread_counts) > 1:
+                    print(f"  round {rnd + 1} [1, {k}]: lakesync threads={t} {s['wall_s']:.2f} s wall, "
+                          f"{s['cpu_s']:.2f} s CPU", flush=True)
             d = run_child(deltalake_cmd(table, k, False))
             info = json.loads(d.pop("stdout"))
             d["read_s"], d["read_cpu_s"] = info["read_s"], info["read_cpu_s"]
@@ -269,7 +282,7 @@ def main() -> int:
 
     summary = []
     for k in sets:
-        ls, dl = samples["lakesync"][k], samples["deltalake"][k]
+        ls, dl = samples[variant(thread_counts[-1])][k], samples["deltalake"][k]
         row = {"commits": k, "change_rows": sum(sum(expected[v].values()) for v in range(1, k + 1)),
                "lakesync_wall_s": med(ls, "wall_s"), "lakesync_cpu_s": med(ls, "cpu_s"),
                "lakesync_peak_rss_mib": max(x["peak_rss_mib"] for x in ls),
@@ -278,6 +291,13 @@ def main() -> int:
                "deltalake_peak_rss_mib": max(x["peak_rss_mib"] for x in dl)}
         row["speedup_vs_load_cdf"] = row["deltalake_read_s"] / row["lakesync_wall_s"]
         row["cpu_ratio_vs_load_cdf"] = row["deltalake_read_cpu_s"] / row["lakesync_cpu_s"]
+        for t in thread_counts:
+            if t:
+                row[f"lakesync_t{t}_wall_s"] = med(samples[variant(t)][k], "wall_s")
+                row[f"lakesync_t{t}_cpu_s"] = med(samples[variant(t)][k], "cpu_s")
+                row[f"speedup_t{t}_vs_load_cdf"] = row["deltalake_read_s"] / row[f"lakesync_t{t}_wall_s"]
+        if len(thread_counts) > 1 and thread_counts[0]:
+            row["scaling_wall"] = row[f"lakesync_t{thread_counts[0]}_wall_s"] / row["lakesync_wall_s"]
         summary.append(row)
 
     print(f"\n{'commits':>7} {'rows':>12} {'ls wall/cpu s':>14} {'load_cdf wall/cpu s':>20} {'wall x':>6} "
@@ -286,6 +306,12 @@ def main() -> int:
         print(f"{r['commits']:>7} {r['change_rows']:>12,} {r['lakesync_wall_s']:>6.2f}/{r['lakesync_cpu_s']:<7.2f} "
               f"{r['deltalake_read_s']:>11.2f}/{r['deltalake_read_cpu_s']:<8.2f} {r['speedup_vs_load_cdf']:>5.2f}x "
               f"{r['cpu_ratio_vs_load_cdf']:>5.2f}x {r['lakesync_peak_rss_mib']:>10.0f} {r['deltalake_peak_rss_mib']:>10.0f}")
+        for t in thread_counts:
+            if t and len(thread_counts) > 1:
+                print(f"{'':>7} threads={t}: {r[f'lakesync_t{t}_wall_s']:.2f} s wall / {r[f'lakesync_t{t}_cpu_s']:.2f} s "
+                      f"CPU, {r[f'speedup_t{t}_vs_load_cdf']:.2f}x load_cdf")
+        if "scaling_wall" in r:
+            print(f"{'':>7} scaling {thread_counts[0]} -> {thread_counts[-1]} threads (wall): {r['scaling_wall']:.2f}x")
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = RESULTS / f"delta_cdf_bench-{args.rows_per_commit}-{stamp}.json"

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "lakesync/catalog/catalog_config.h"
+#include "lakesync/common/executor.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/table/scan.h"
 #include "lakesync/table/table.h"
@@ -63,6 +64,7 @@ struct Args {
   std::string checksum_column;  // when set, also sums this int64 column (validation runs, not timed ones)
   int repeat = 1;
   bool whole_file = false;  // arrow mode: one batch reader over all row groups
+  int threads = 0;          // the engine's executor (and Arrow's CPU pool) size; 0: the default
 };
 
 struct Clock {
@@ -301,6 +303,8 @@ Result<nlohmann::json> RunFiles(const std::shared_ptr<table::Table>& t, const Ar
 }
 
 Status Main(const Args& args) {
+  // Sizes Arrow's CPU pool for every mode, so that the floor runs on as many threads as lakesync.
+  ARROW_RETURN_NOT_OK(ConfigureThreads(args.threads > 0 ? std::optional<int>(args.threads) : std::nullopt));
   const Clock start = Clock::Now();
   ARROW_ASSIGN_OR_RAISE(auto t, LoadTable(args));
   const double load_s = Clock::Now().WallSince(start);
@@ -352,6 +356,8 @@ int main(int argc, char** argv) {
   app.add_flag("--whole-file", args.whole_file,
                "arrow mode: one batch reader over all row groups instead of one per row group");
   app.add_option("--repeat", args.repeat, "measurements in this process")->check(CLI::PositiveNumber);
+  app.add_option("--threads", args.threads, "threads of the engine's executor and Arrow's CPU pool (default: cores)")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   lakesync::Status st = lakesync::bench::Main(args);
   if (!st.ok()) {

@@ -299,7 +299,7 @@ def instructions(runner: Runner, engine: str, level: str) -> int:
 
 def expected_rows(state: dict, engine: str, level: str) -> int:
     # The floor and the plain readers see every row of the files; Iceberg readers see live rows.
-    if engine in PLAIN_READERS:
+    if engine in PLAIN_READERS or engine.startswith("arrow-floor"):
         return state["rows"]
     return state["expected"][level]["rows"]
 
@@ -314,7 +314,8 @@ def validate(runner: Runner, state: dict, engines: list[str]) -> None:
             if result["rows"] != want:
                 raise SystemExit(f"{engine} at {level} returned {result['rows']:,} rows, expected {want:,}")
             if "checksum" in result:
-                sums = full if engine in PLAIN_READERS else state["expected"][level]
+                plain = engine in PLAIN_READERS or engine.startswith("arrow-floor")
+                sums = full if plain else state["expected"][level]
                 want_sum = (sums["id_sum"] + 2**63) % 2**64 - 2**63
                 if result["checksum"] != want_sum:
                     raise SystemExit(f"{engine} at {level}: id checksum {result['checksum']} != expected {want_sum}")
@@ -379,6 +380,13 @@ def print_table(summary: dict, engines: list[str]) -> None:
         print(f"{level:>5} {r['lakesync_over_floor']:>15.3f} {r['lakesync_over_floor_cpu']:>7.3f} "
               f"{r['reader_over_floor']:>16.3f} {r['pyiceberg_over_lakesync']:>19.2f} "
               f"{r['duckdb_over_lakesync']:>16.2f} {r['arrow_file_over_floor']:>17.3f} {r['pyarrow_over_floor']:>14.3f}")
+    extra = sorted({k for level, _ in LEVELS for k in summary[level]["ratios"] if "_t" in k})
+    if extra:
+        print()
+        print(f"{'level':>5} " + " ".join(f"{k:>24}" for k in extra))
+        for level, _ in LEVELS:
+            r = summary[level]["ratios"]
+            print(f"{level:>5} " + " ".join(f"{r[k]:>24.3f}" for k in extra))
     if "lakesync-base" in engines:
         print()
         print(f"{'level':>5} {'lakesync/lakesync-base':>23} {'(cpu)':>7} {'lakesync-base/floor':>20} {'(cpu)':>7}")
@@ -402,6 +410,11 @@ def main() -> None:
                         help="another build's scan_bench, timed as lakesync-base next to lakesync (before/after)")
     parser.add_argument("--batch-rows", type=int, default=64 * 1024)
     parser.add_argument("--no-threads", action="store_true", help="C++ readers decode on one thread")
+    parser.add_argument("--engines", default=",".join(ENGINES),
+                        help=f"readers to time (default: all of {','.join(ENGINES)})")
+    parser.add_argument("--threads", default="",
+                        help="comma-separated thread counts, e.g. 1,2: also time lakesync and the floor with "
+                             "--threads N (engines lakesync-tN, arrow-floor-tN)")
     parser.add_argument("--callgrind", action="store_true",
                         help="also count the instructions of the C++ readers under valgrind (slow: ~50x)")
     parser.add_argument("--results-dir", type=Path, default=REPO / "bench" / "results")
@@ -418,7 +431,13 @@ def main() -> None:
     baseline = args.baseline_build_dir.resolve() if args.baseline_build_dir else None
     if baseline is not None and not (baseline / "scan_bench").exists():
         raise SystemExit(f"{baseline / 'scan_bench'} is missing: build the scan_bench target there")
-    engines = ENGINES + (["lakesync-base"] if baseline else [])
+    engines = [e for e in args.engines.split(",") if e] + (["lakesync-base"] if baseline else [])
+    # --threads 1,2: lakesync and the floor again at each thread count, side by side with the rest.
+    thread_counts = [int(t) for t in args.threads.split(",") if t]
+    for t in thread_counts:
+        CPP_MODES[f"lakesync-t{t}"] = ["lakesync", "--threads", str(t)]
+        CPP_MODES[f"arrow-floor-t{t}"] = ["arrow", "--threads", str(t)]
+        engines += [f"lakesync-t{t}", f"arrow-floor-t{t}"]
     work = (args.work_dir or Path(f"/tmp/lakesync-scan-bench-{args.rows}")).resolve()
     state = set_up(work, build, args.rows, args.seed, args.keep)
     env = dict(os.environ, LAKESYNC_WAREHOUSE=state["warehouse"])
@@ -446,10 +465,11 @@ def main() -> None:
     summary = {}
     for level, _ in LEVELS:
         s = {engine: summarize(samples[level][engine]) for engine in engines}
-        med = lambda e: s[e]["wall_median_s"]
+        med = lambda e: s[e]["wall_median_s"] if e in s else float("nan")
+        cpu_of = lambda e: s[e]["cpu_median_s"] if e in s else float("nan")
         s["ratios"] = {
             "lakesync_over_floor": med("lakesync") / med("arrow-floor"),
-            "lakesync_over_floor_cpu": s["lakesync"]["cpu_median_s"] / s["arrow-floor"]["cpu_median_s"],
+            "lakesync_over_floor_cpu": cpu_of("lakesync") / cpu_of("arrow-floor"),
             "reader_over_floor": med("ls-reader") / med("arrow-floor"),
             "pyiceberg_over_lakesync": med("pyiceberg") / med("lakesync"),
             "duckdb_over_lakesync": med("duckdb") / med("lakesync"),
@@ -457,6 +477,14 @@ def main() -> None:
             "pyarrow_over_floor": med("pyarrow") / med("arrow-floor"),
             "arrow_file_over_floor": med("arrow-file") / med("arrow-floor"),
         }
+        for t in thread_counts:
+            s["ratios"][f"lakesync_t{t}_over_floor_t{t}"] = med(f"lakesync-t{t}") / med(f"arrow-floor-t{t}")
+            s["ratios"][f"lakesync_t{t}_over_floor_t{t}_cpu"] = (s[f"lakesync-t{t}"]["cpu_median_s"] /
+                                                                 s[f"arrow-floor-t{t}"]["cpu_median_s"])
+        if len(thread_counts) > 1:
+            lo, hi = thread_counts[0], thread_counts[-1]
+            s["ratios"][f"lakesync_t{hi}_over_t{lo}"] = med(f"lakesync-t{hi}") / med(f"lakesync-t{lo}")
+            s["ratios"][f"floor_t{hi}_over_t{lo}"] = med(f"arrow-floor-t{hi}") / med(f"arrow-floor-t{lo}")
         if baseline:
             cpu = lambda e: s[e]["cpu_median_s"]
             s["ratios"].update({

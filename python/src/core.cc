@@ -32,6 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lakesync/catalog/catalog_config.h"
+#include "lakesync/common/executor.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/common/status.h"
 #include "lakesync/common/version.h"
@@ -308,6 +309,8 @@ std::shared_ptr<catalog::Catalog> CatalogOrDefault(PyCatalog* catalog) {
 std::string Run(const std::string& job_path, PyCatalog* catalog) {
   nb::gil_scoped_release release;
   auto job = Value(engine::LoadJobConfigFile(job_path));
+  // The job's threads: sizes the process's executor, as `lakesync run` does (LAKESYNC_THREADS first).
+  if (job.threads) Check(ConfigureThreads(std::nullopt, job.threads));
   auto runner = Value(engine::JobRunner::Make(std::move(job), CatalogOrDefault(catalog), engine::OpenSource));
   return Value(runner->RunOnce()).ToJson().dump();
 }

@@ -31,6 +31,7 @@ struct GlobalOptions {
   std::string catalog;         // a named catalog of ~/.lakesync.yaml / $LAKESYNC_CONFIG
   std::string log_level = "warn";
   std::string log_format = "text";
+  int threads = 0;  // --threads; 0: LAKESYNC_THREADS, a job's threads:, or the machine's cores
 };
 
 // The command to run once flags are parsed; each sub-command sets it from its callback.

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "lakesync/catalog/catalog_config.h"
+#include "lakesync/common/executor.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/engine/job_runner.h"
 #include "lakesync/engine/run_state.h"
@@ -117,6 +118,10 @@ class ProgressLine {
 Result<std::unique_ptr<engine::JobRunner>> OpenJob(const std::string& path, const GlobalOptions& global,
                                                    const std::string& every, bool once) {
   ARROW_ASSIGN_OR_RAISE(auto job, engine::LoadJobConfigFile(path));
+  if (job.threads) {
+    ARROW_RETURN_NOT_OK(lakesync::ConfigureThreads(global.threads > 0 ? std::optional<int>(global.threads) : std::nullopt,
+                                         job.threads));
+  }
   if (!every.empty()) {
     ARROW_ASSIGN_OR_RAISE(auto interval, engine::ParseDuration(nlohmann::json(every), "--every"));
     if (job.streaming) return InvalidArgument("--every: {} is a streaming job, which runs continuously", path);

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "lakesync/common/config_keys.h"
+#include "lakesync/common/executor.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/common/version.h"
 #include "lakesync/git_commit.h"
@@ -113,6 +114,10 @@ int main(int argc, char** argv) {
                      "text (default) or json (one object per line on standard error: time, level, logger, message "
                      "and the event's fields; fatal errors too)")
       ->check(CLI::IsMember({"text", "json"}));
+  cli.app.add_option("--threads", cli.global.threads,
+                     "threads that read, resolve keys and write in parallel (default: $LAKESYNC_THREADS, a job's "
+                     "threads:, or the machine's cores); output is the same for every count")
+      ->check(CLI::Range(1, lakesync::kMaxThreads));
   AddCatalogOption(cli.app, cli.global);
   cli.app.require_subcommand(0, 1);
   cli.app.fallthrough();
@@ -163,7 +168,10 @@ int main(int argc, char** argv) {
     Print(HelpOf(cli.app));
     return kExitOk;
   }
-  lakesync::Status st = cli.action();
+  // The engine's one executor (common/executor.h); a job run may size it again from its threads:.
+  lakesync::Status st = lakesync::ConfigureThreads(cli.global.threads > 0 ? std::optional<int>(cli.global.threads)
+                                                                          : std::nullopt);
+  if (st.ok()) st = cli.action();
   if (!st.ok()) {
     const int code = ExitCodeFor(st);
     ReportError(cli, st.message(), code, lakesync::ErrorKindName(lakesync::KindOf(st)));

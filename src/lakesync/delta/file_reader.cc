@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "lakesync/change/change_kind.h"
+#include "lakesync/common/executor.h"
 #include "lakesync/delta/actions.h"
 #include "lakesync/delta/file_reader_internal.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
@@ -99,167 +100,292 @@ Result<std::vector<int>> SelectedColumns(const TableSchema& schema, const Stream
   return sel;
 }
 
+// What every unit of a read shares (immutable once the reader is made).
+struct ReadShared {
+  std::shared_ptr<io::FileIO> io;
+  TableSchema schema;
+  StreamOptions options;
+  std::vector<int> selected;
+  std::shared_ptr<arrow::Schema> out_schema;
+  iceberg::SchemaPtr cdc_read_schema;
+  int change_type_index = 0;
+};
+
+// One unit: a row group (or the whole file when it has at most one) of one task.
+struct ReadUnit {
+  const ReadTask* task = nullptr;
+  std::shared_ptr<const std::vector<std::shared_ptr<arrow::Scalar>>> partition_scalars;
+  std::unique_ptr<parquet_io::ParquetDataReader> opened;  // the planning reader, for a single unit
+  std::optional<int> row_group;
+  bool use_threads = false;
+};
+
+using UnitBatches = std::vector<std::shared_ptr<arrow::RecordBatch>>;
+
+std::string What(const ReadTask& task) {
+  return fmt::format("{} file {} (version {})", task.is_cdc ? "change data" : "data", task.location, task.version);
+}
+
+Result<std::unique_ptr<parquet_io::ParquetDataReader>> OpenTaskFile(const ReadShared& shared, const ReadTask& task,
+                                                                    std::optional<int> row_group, bool use_threads) {
+  Result<std::shared_ptr<arrow::io::RandomAccessFile>> file =
+      task.size && *task.size >= 0 ? shared.io->OpenInput(task.location, *task.size) : shared.io->OpenInput(task.location);
+  if (!file.ok()) return WithContext(file.status(), "reading " + What(task));
+  parquet_io::ParquetReadOptions opts;
+  opts.batch_size = shared.options.batch_size;
+  opts.use_threads = use_threads;
+  if (row_group) opts.row_groups = std::vector<int>{*row_group};
+  // Under id column mapping data files are matched by field id; change data files also carry
+  // the unmapped _change_type column, so those are matched by physical name.
+  opts.ignore_field_ids = shared.schema.mode != ColumnMappingMode::kId || task.is_cdc;
+  auto reader = parquet_io::ParquetDataReader::Open(*file, task.location,
+                                                    task.is_cdc ? shared.cdc_read_schema : shared.schema.read_schema,
+                                                    opts);
+  if (!reader.ok()) return WithContext(reader.status(), fmt::format("version {}", task.version));
+  return std::move(*reader);
+}
+
+// Partition columns are constant per file.
+Result<std::vector<std::shared_ptr<arrow::Scalar>>> PartitionScalars(const ReadShared& shared, const ReadTask& task) {
+  const TableSchema& schema = shared.schema;
+  std::vector<std::shared_ptr<arrow::Scalar>> scalars(schema.output->num_fields());
+  for (int i = 0; i < schema.output->num_fields(); ++i) {
+    if (schema.read_index[i] >= 0) continue;
+    std::optional<std::string> value;
+    auto it = task.partition_values.find(schema.physical_names[i]);
+    if (it == task.partition_values.end()) it = task.partition_values.find(schema.output->field(i)->name());
+    if (it != task.partition_values.end()) value = it->second;
+    LS_ASSIGN_OR_RAISE_CTX(scalars[i], PartitionScalar(value, schema.output->field(i)->type(), schema.output->field(i)->name()),
+                           "{}", What(task));
+  }
+  return scalars;
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> Assemble(const ReadShared& shared, const ReadUnit& unit,
+                                                     const parquet_io::PositionedBatch& pb) {
+  const ReadTask& task = *unit.task;
+  const TableSchema& schema = shared.schema;
+  std::shared_ptr<arrow::RecordBatch> batch = pb.batch;
+  const int64_t n = batch->num_rows();
+  if (task.drop || task.keep_only) {
+    arrow::Int64Builder idx;
+    ARROW_RETURN_NOT_OK(idx.Reserve(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t pos = pb.first_row_position + i;
+      if (task.drop && task.drop->Contains(pos)) continue;
+      if (task.keep_only && !task.keep_only->Contains(pos)) continue;
+      idx.UnsafeAppend(i);
+    }
+    if (idx.length() != n) {
+      ARROW_ASSIGN_OR_RAISE(auto indices, idx.Finish());
+      ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(batch, indices));
+      batch = taken.record_batch();
+    }
+  }
+  const int64_t rows = batch->num_rows();
+  if (rows == 0) return batch;
+  std::vector<std::shared_ptr<arrow::Array>> columns;
+  for (int i : shared.selected) {
+    const auto& type = schema.output->field(i)->type();
+    if (schema.read_index[i] < 0) {
+      ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(*(*unit.partition_scalars)[i], rows));
+      columns.push_back(std::move(arr));
+    } else {
+      LS_ASSIGN_OR_RAISE_CTX(auto data, Retype(batch->column(schema.read_index[i])->data(), type), "{}", What(task));
+      columns.push_back(arrow::MakeArray(data));
+    }
+  }
+  for (MetaColumn c : shared.options.meta_columns) {
+    switch (c) {
+      case MetaColumn::kChangeType: {
+        if (!task.is_cdc) {
+          ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(arrow::StringScalar(task.change_type), rows));
+          columns.push_back(std::move(arr));
+        } else {
+          auto col = batch->column(shared.change_type_index);
+          if (col->null_count() > 0) {
+            return Corrupt("{}: column _change_type is missing or has nulls", What(task));
+          }
+          columns.push_back(col);
+        }
+        break;
+      }
+      case MetaColumn::kCommitVersion: {
+        ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(arrow::Int64Scalar(task.version), rows));
+        columns.push_back(std::move(arr));
+        break;
+      }
+      case MetaColumn::kCommitTimestamp: {
+        arrow::TimestampScalar ts(task.commit_timestamp_ms * 1000, arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"));
+        ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(ts, rows));
+        columns.push_back(std::move(arr));
+        break;
+      }
+    }
+  }
+  return arrow::RecordBatch::Make(shared.out_schema, rows, std::move(columns));
+}
+
+// Reads a unit's rows (on a pool thread, or inline).
+Result<UnitBatches> ReadUnitBatches(const ReadShared& shared, ReadUnit& unit) {
+  std::unique_ptr<parquet_io::ParquetDataReader> reader = std::move(unit.opened);
+  if (reader) {
+    reader->set_use_threads(unit.use_threads);
+  } else {
+    ARROW_ASSIGN_OR_RAISE(reader, OpenTaskFile(shared, *unit.task, unit.row_group, unit.use_threads));
+  }
+  UnitBatches out;
+  while (true) {
+    ARROW_ASSIGN_OR_RAISE(auto next, reader->Next());
+    if (!next) break;
+    ARROW_ASSIGN_OR_RAISE(auto batch, Assemble(shared, unit, *next));
+    if (batch && batch->num_rows() > 0) out.push_back(std::move(batch));
+  }
+  return out;
+}
+
+// The files of a read, in order: each is split into row groups read on the engine's executor
+// (common/executor.h) and emitted in task and row-group order, so the output does not depend on the
+// thread count. A file's footer is read (and its partition values parsed) on the consumer's thread
+// when its turn comes; at most the executor's window of row groups is read ahead.
 class TaskReader : public arrow::RecordBatchReader {
  public:
-  TaskReader(std::shared_ptr<io::FileIO> io, TableSchema schema, std::vector<ReadTask> tasks, StreamOptions options,
-             std::vector<int> selected, std::shared_ptr<arrow::Schema> out_schema)
-      : io_(std::move(io)),
-        schema_(std::move(schema)),
-        tasks_(std::move(tasks)),
-        options_(std::move(options)),
-        selected_(std::move(selected)),
-        out_schema_(std::move(out_schema)) {
-    std::vector<iceberg::NestedField> fields = schema_.read_schema->fields();
-    change_type_index_ = static_cast<int>(fields.size());
-    iceberg::NestedField change_type;
-    change_type.id = schema_.read_schema->HighestFieldId() + 1;
-    change_type.name = change::kChangeTypeColumn;
-    change_type.type = iceberg::Type::String();
-    fields.push_back(std::move(change_type));
-    cdc_read_schema_ = std::make_shared<iceberg::Schema>(0, std::move(fields));
+  static Result<std::shared_ptr<TaskReader>> Make(std::shared_ptr<const ReadShared> shared,
+                                                  std::vector<ReadTask> tasks) {
+    std::shared_ptr<TaskReader> r(new TaskReader());
+    r->shared_ = std::move(shared);
+    r->tasks_ = std::move(tasks);
+    // The first file that has rows to read, planned now to choose between splitting by row group and
+    // decoding one file's columns in parallel.
+    size_t files = 0;
+    for (const auto& t : r->tasks_) files += (t.keep_only && t.keep_only->IsEmpty()) ? 0 : 1;
+    size_t first_units = 0;
+    if (files == 1) {
+      r->use_threads_ = true;  // the planning reader may be read inline
+      while (r->planned_.empty() && r->next_task_ < r->tasks_.size()) ARROW_RETURN_NOT_OK(r->PlanNextTask());
+      first_units = r->planned_.size();
+    }
+    r->use_threads_ = PreferSerialUnits(files, first_units, r->shared_->schema.read_schema->fields().size());
+    r->serial_ = r->use_threads_;
+    if (r->serial_ && first_units > 1) {
+      // Read whole, as a stream: plan again without splitting the file.
+      r->planned_.clear();
+      r->next_task_ = 0;
+    }
+    TaskReader* self = r.get();
+    r->stream_ = std::make_unique<OrderedStream<UnitBatches>>(
+        [self]() -> Result<std::optional<OrderedStream<UnitBatches>::Unit>> {
+          while (self->planned_.empty()) {
+            if (self->next_task_ >= self->tasks_.size()) return std::nullopt;
+            ARROW_RETURN_NOT_OK(self->PlanNextTask());
+          }
+          auto unit = std::make_shared<ReadUnit>(std::move(self->planned_.back()));
+          self->planned_.pop_back();
+          unit->use_threads = self->use_threads_;
+          return std::optional<OrderedStream<UnitBatches>::Unit>(
+              [shared = self->shared_, unit]() { return ReadUnitBatches(*shared, *unit); });
+        },
+        r->use_threads_ ? 1 : 0);
+    return r;
   }
 
-  std::shared_ptr<arrow::Schema> schema() const override { return out_schema_; }
+  std::shared_ptr<arrow::Schema> schema() const override { return shared_->out_schema; }
 
   arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
     *out = nullptr;
+    const auto& limit = shared_->options.limit;
     while (true) {
-      if (options_.limit && emitted_ >= *options_.limit) return Status::OK();
-      if (!current_) {
-        if (next_task_ >= tasks_.size()) return Status::OK();
-        task_ = &tasks_[next_task_++];
-        if (task_->keep_only && task_->keep_only->IsEmpty()) continue;
-        ARROW_RETURN_NOT_OK(OpenTask());
+      if (limit && emitted_ >= *limit) return Status::OK();
+      if (serial_) {
+        // One file at a time, batch by batch.
+        if (!current_) {
+          ARROW_ASSIGN_OR_RAISE(auto unit, NextSerialUnit());
+          if (!unit) return Status::OK();
+          current_ = std::move(unit);
+          current_->opened->set_use_threads(current_->use_threads);
+        }
+        ARROW_ASSIGN_OR_RAISE(auto next, current_->opened->Next());
+        if (!next) {
+          current_.reset();
+          continue;
+        }
+        ARROW_ASSIGN_OR_RAISE(auto batch, Assemble(*shared_, *current_, *next));
+        if (!batch || batch->num_rows() == 0) continue;
+        Emit(std::move(batch), out);
+        return Status::OK();
       }
-      ARROW_ASSIGN_OR_RAISE(auto next, current_->Next());
-      if (!next) {
-        current_.reset();
+      if (next_batch_ >= batches_.size()) {
+        ARROW_ASSIGN_OR_RAISE(auto next, stream_->Next());
+        if (!next) return Status::OK();
+        batches_ = std::move(*next);
+        next_batch_ = 0;
         continue;
       }
-      ARROW_ASSIGN_OR_RAISE(auto batch, Assemble(*next));
-      if (!batch || batch->num_rows() == 0) continue;
-      if (options_.limit && emitted_ + batch->num_rows() > *options_.limit) {
-        batch = batch->Slice(0, *options_.limit - emitted_);
-      }
-      emitted_ += batch->num_rows();
-      *out = std::move(batch);
+      Emit(std::move(batches_[next_batch_++]), out);
       return Status::OK();
     }
   }
 
- private:
-  std::string What() const {
-    return fmt::format("{} file {} (version {})", task_->is_cdc ? "change data" : "data", task_->location,
-                       task_->version);
+  void Emit(std::shared_ptr<arrow::RecordBatch> batch, std::shared_ptr<arrow::RecordBatch>* out) {
+    const auto& limit = shared_->options.limit;
+    if (limit && emitted_ + batch->num_rows() > *limit) batch = batch->Slice(0, *limit - emitted_);
+    emitted_ += batch->num_rows();
+    *out = std::move(batch);
   }
 
-  Status OpenTask() {
-    Result<std::shared_ptr<arrow::io::RandomAccessFile>> file =
-        task_->size && *task_->size >= 0 ? io_->OpenInput(task_->location, *task_->size)
-                                         : io_->OpenInput(task_->location);
-    if (!file.ok()) return WithContext(file.status(), "reading " + What());
-    parquet_io::ParquetReadOptions opts;
-    opts.batch_size = options_.batch_size;
-    opts.use_threads = true;  // decode columns in parallel; files are still read one at a time
-    // Under id column mapping data files are matched by field id; change data files also carry
-    // the unmapped _change_type column, so those are matched by physical name.
-    opts.ignore_field_ids = schema_.mode != ColumnMappingMode::kId || task_->is_cdc;
-    auto reader = parquet_io::ParquetDataReader::Open(*file, task_->location,
-                                                      task_->is_cdc ? cdc_read_schema_ : schema_.read_schema, opts);
-    if (!reader.ok()) {
-      return WithContext(reader.status(), fmt::format("version {}", task_->version));
+  // Serial reads: the next file's unit, its reader opened (null after the last).
+  Result<std::unique_ptr<ReadUnit>> NextSerialUnit() {
+    while (planned_.empty()) {
+      if (next_task_ >= tasks_.size()) return nullptr;
+      ARROW_RETURN_NOT_OK(PlanNextTask());
     }
-    current_ = std::move(*reader);
-    // Partition columns are constant per file.
-    partition_scalars_.assign(schema_.output->num_fields(), nullptr);
-    for (int i = 0; i < schema_.output->num_fields(); ++i) {
-      if (schema_.read_index[i] >= 0) continue;
-      std::optional<std::string> value;
-      auto it = task_->partition_values.find(schema_.physical_names[i]);
-      if (it == task_->partition_values.end()) it = task_->partition_values.find(schema_.output->field(i)->name());
-      if (it != task_->partition_values.end()) value = it->second;
-      LS_ASSIGN_OR_RAISE_CTX(partition_scalars_[i],
-                             PartitionScalar(value, schema_.output->field(i)->type(), schema_.output->field(i)->name()),
-                             "{}", What());
+    auto unit = std::make_unique<ReadUnit>(std::move(planned_.back()));
+    planned_.pop_back();
+    unit->use_threads = use_threads_;
+    return unit;
+  }
+
+ private:
+  TaskReader() = default;
+
+  // Opens the next task's file (its footer: missing and truncated files fail here, in order) and
+  // queues its units.
+  Status PlanNextTask() {
+    const ReadTask& task = tasks_[next_task_++];
+    if (task.keep_only && task.keep_only->IsEmpty()) return Status::OK();
+    ARROW_ASSIGN_OR_RAISE(auto reader, OpenTaskFile(*shared_, task, std::nullopt, use_threads_));
+    ARROW_ASSIGN_OR_RAISE(auto scalars, PartitionScalars(*shared_, task));
+    auto shared_scalars = std::make_shared<const std::vector<std::shared_ptr<arrow::Scalar>>>(std::move(scalars));
+    const std::vector<int> groups = reader->selected_row_groups();
+    if (groups.size() <= 1 || serial_) {
+      ReadUnit unit;
+      unit.task = &task;
+      unit.partition_scalars = shared_scalars;
+      unit.opened = std::move(reader);
+      planned_.push_back(std::move(unit));
+      return Status::OK();
+    }
+    for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
+      ReadUnit unit;
+      unit.task = &task;
+      unit.partition_scalars = shared_scalars;
+      unit.row_group = *it;
+      planned_.push_back(std::move(unit));
     }
     return Status::OK();
   }
 
-  Result<std::shared_ptr<arrow::RecordBatch>> Assemble(const parquet_io::PositionedBatch& pb) {
-    std::shared_ptr<arrow::RecordBatch> batch = pb.batch;
-    const int64_t n = batch->num_rows();
-    if (task_->drop || task_->keep_only) {
-      arrow::Int64Builder idx;
-      ARROW_RETURN_NOT_OK(idx.Reserve(n));
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t pos = pb.first_row_position + i;
-        if (task_->drop && task_->drop->Contains(pos)) continue;
-        if (task_->keep_only && !task_->keep_only->Contains(pos)) continue;
-        idx.UnsafeAppend(i);
-      }
-      if (idx.length() != n) {
-        ARROW_ASSIGN_OR_RAISE(auto indices, idx.Finish());
-        ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(batch, indices));
-        batch = taken.record_batch();
-      }
-    }
-    const int64_t rows = batch->num_rows();
-    if (rows == 0) return batch;
-    std::vector<std::shared_ptr<arrow::Array>> columns;
-    for (int i : selected_) {
-      const auto& type = schema_.output->field(i)->type();
-      if (schema_.read_index[i] < 0) {
-        ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(*partition_scalars_[i], rows));
-        columns.push_back(std::move(arr));
-      } else {
-        LS_ASSIGN_OR_RAISE_CTX(auto data, Retype(batch->column(schema_.read_index[i])->data(), type), "{}", What());
-        columns.push_back(arrow::MakeArray(data));
-      }
-    }
-    for (MetaColumn c : options_.meta_columns) {
-      switch (c) {
-        case MetaColumn::kChangeType: {
-          if (!task_->is_cdc) {
-            ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(arrow::StringScalar(task_->change_type), rows));
-            columns.push_back(std::move(arr));
-          } else {
-            auto col = batch->column(change_type_index_);
-            if (col->null_count() > 0) {
-              return Corrupt("{}: column _change_type is missing or has nulls", What());
-            }
-            columns.push_back(col);
-          }
-          break;
-        }
-        case MetaColumn::kCommitVersion: {
-          ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(arrow::Int64Scalar(task_->version), rows));
-          columns.push_back(std::move(arr));
-          break;
-        }
-        case MetaColumn::kCommitTimestamp: {
-          arrow::TimestampScalar ts(task_->commit_timestamp_ms * 1000, arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"));
-          ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(ts, rows));
-          columns.push_back(std::move(arr));
-          break;
-        }
-      }
-    }
-    return arrow::RecordBatch::Make(out_schema_, rows, std::move(columns));
-  }
-
-  std::shared_ptr<io::FileIO> io_;
-  TableSchema schema_;
-  std::vector<ReadTask> tasks_;
-  StreamOptions options_;
-  std::vector<int> selected_;
-  std::shared_ptr<arrow::Schema> out_schema_;
-  iceberg::SchemaPtr cdc_read_schema_;
-  int change_type_index_ = 0;
+  std::shared_ptr<const ReadShared> shared_;
+  std::vector<ReadTask> tasks_;  // not resized after Make: units point into it
   size_t next_task_ = 0;
-  const ReadTask* task_ = nullptr;
-  std::unique_ptr<parquet_io::ParquetDataReader> current_;
-  std::vector<std::shared_ptr<arrow::Scalar>> partition_scalars_;
+  bool use_threads_ = false;
+  bool serial_ = false;                 // files read whole, one at a time, as streams
+  std::unique_ptr<ReadUnit> current_;  // serial: the current file
+  std::vector<ReadUnit> planned_;  // units of the planned task not handed out yet, last first
+  UnitBatches batches_;
+  size_t next_batch_ = 0;
   int64_t emitted_ = 0;
+  std::unique_ptr<OrderedStream<UnitBatches>> stream_;  // last: destroyed (waiting for its units) first
 };
 
 }  // namespace
@@ -315,10 +441,23 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> MakeTaskReader(std::shared_ptr
     schema = std::move(projected);
     options.select.clear();
   }
-  ARROW_ASSIGN_OR_RAISE(auto sel, SelectedColumns(schema, options));
-  ARROW_ASSIGN_OR_RAISE(auto out_schema, OutputSchema(schema, options));
-  return std::make_shared<TaskReader>(std::move(io), std::move(schema), std::move(tasks), std::move(options),
-                                      std::move(sel), std::move(out_schema));
+  auto shared = std::make_shared<ReadShared>();
+  ARROW_ASSIGN_OR_RAISE(shared->selected, SelectedColumns(schema, options));
+  ARROW_ASSIGN_OR_RAISE(shared->out_schema, OutputSchema(schema, options));
+  // Change data files are read with _change_type after the table's columns.
+  std::vector<iceberg::NestedField> fields = schema.read_schema->fields();
+  shared->change_type_index = static_cast<int>(fields.size());
+  iceberg::NestedField change_type;
+  change_type.id = schema.read_schema->HighestFieldId() + 1;
+  change_type.name = change::kChangeTypeColumn;
+  change_type.type = iceberg::Type::String();
+  fields.push_back(std::move(change_type));
+  shared->cdc_read_schema = std::make_shared<iceberg::Schema>(0, std::move(fields));
+  shared->io = std::move(io);
+  shared->schema = std::move(schema);
+  shared->options = std::move(options);
+  ARROW_ASSIGN_OR_RAISE(auto reader, TaskReader::Make(std::move(shared), std::move(tasks)));
+  return reader;
 }
 
 Status CheckParquetFile(const io::FileIO& io, const std::string& location, std::optional<int64_t> size) {

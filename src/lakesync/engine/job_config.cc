@@ -12,6 +12,7 @@
 #include "lakesync/change/metadata_columns.h"
 #include "lakesync/common/config_keys.h"
 #include "lakesync/common/yaml_json.h"
+#include "lakesync/common/executor.h"
 #include "lakesync/io/location.h"
 
 namespace lakesync::engine {
@@ -20,7 +21,7 @@ namespace {
 using Json = nlohmann::json;
 
 const std::vector<std::string>& JobKeys() {
-  static const std::vector<std::string> keys = {"name", "source", "sink", "schedule", "retry"};
+  static const std::vector<std::string> keys = {"name", "source", "sink", "schedule", "retry", "threads"};
   return keys;
 }
 
@@ -274,6 +275,13 @@ Result<JobConfig> ParseJobConfig(const Json& document, std::string location) {
       return InvalidArgument("{}: schedule and source.streaming contradict each other: a streaming job runs "
                              "continuously", where);
     }
+  }
+  if (document.contains("threads") && !document.at("threads").is_null()) {
+    const Json& v = document.at("threads");
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > kMaxThreads) {
+      return InvalidArgument("{}: threads must be a whole number from 1 to {}", where, kMaxThreads);
+    }
+    job.threads = v.get<int>();
   }
   if (document.contains("retry") && !document.at("retry").is_null()) {
     const Json& retry = document.at("retry");

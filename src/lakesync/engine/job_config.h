@@ -71,6 +71,9 @@ struct JobConfig {
   bool sink_id_given = false;
   std::optional<std::chrono::seconds> every;  // schedule.every
   RetryPolicy retry;
+  // `threads`: the size of the engine's executor for this job (common/executor.h); the CLI's
+  // --threads and LAKESYNC_THREADS take precedence. Unset: the machine's cores.
+  std::optional<int> threads;
 };
 
 // "15m", "30s", "1h", "1h30m", "90" (seconds), or a YAML number of seconds; > 0.

@@ -16,6 +16,7 @@
 #include "lakesync/iceberg/write/transform_arrow.h"
 #include "lakesync/iceberg/model/key_columns.h"
 #include "lakesync/iceberg/scan/data_file_reader.h"
+#include "lakesync/iceberg/scan/task_units.h"
 #include "lakesync/table/scan.h"
 
 namespace lakesync::sink {
@@ -138,23 +139,33 @@ Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table
   // promotion), with a live mask from the file's deletes: deleted rows must not be matched again.
   LS_ASSIGN_OR_RAISE_CTX(auto context, iceberg::ScanContext::Make(table->io(), m, schema), "resolving keys in {}",
                          table->name());
-  iceberg::DataFileReadOptions read;
-  read.columns = key_ids;
-  read.deletes = iceberg::DataFileReadOptions::Deletes::kMask;
-  iceberg::KeySet found;
-  for (const auto& task : tasks) {
+  auto candidates = std::make_shared<std::vector<table::FileScanTask>>();
+  for (auto& task : tasks) {
     if (auto it = partitions.find(task.file->spec_id);
         it != partitions.end() && !it->second.count(iceberg::PartitionTupleKey(*task.file))) {
       ++result.stats.files_pruned;
       continue;
     }
-    ++result.stats.files_scanned;
-    const auto& path = task.file->file_path;
-    LS_ASSIGN_OR_RAISE_CTX(auto reader, iceberg::DataFileReader::Open(context, task, read), "resolving keys in {}",
-                           path);
-    bool matched_any = false;
+    candidates->push_back(std::move(task));
+  }
+  result.stats.files_scanned = static_cast<int64_t>(candidates->size());
+  iceberg::DataFileReadOptions read;
+  read.columns = key_ids;
+  read.deletes = iceberg::DataFileReadOptions::Deletes::kMask;
+  // Each row group of each candidate file is probed on a worker (the wanted set is only read there);
+  // the matches come back in file and row-group order and are recorded here, so the positions and
+  // the files they name do not depend on the thread count.
+  struct UnitMatches {
+    size_t task_index = 0;
+    puffin::PositionBitmap positions;
+    int64_t rows = 0;
+    iceberg::KeySet found;
+  };
+  auto probe = [&wanted](size_t task_index, iceberg::DataFileReader& reader) -> Result<UnitMatches> {
+    UnitMatches out;
+    out.task_index = task_index;
     while (true) {
-      LS_ASSIGN_OR_RAISE_CTX(auto next, reader->Next(), "resolving keys in {}", path);
+      LS_ASSIGN_OR_RAISE_CTX(auto next, reader.Next(), "resolving keys in {}", reader.path());
       if (!next) break;
       const auto& batch = *next->batch;
       const uint8_t* live = next->live[0] ? next->live[0]->data() : nullptr;
@@ -162,13 +173,27 @@ Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table
       for (int64_t i = 0; i < batch.num_rows(); ++i) {
         if (!wanted.Contains(row_keys, i)) continue;
         if (live && !arrow::bit_util::GetBit(live, i)) continue;
-        found.Insert(row_keys, i);
-        ARROW_RETURN_NOT_OK(deletes.Add(task.file, task.deletion_vector, next->first_row_position + i));
-        ++result.stats.rows_found;
-        matched_any = true;
+        out.found.Insert(row_keys, i);
+        ARROW_RETURN_NOT_OK(out.positions.Add(next->first_row_position + i));
+        ++out.rows;
       }
     }
-    if (matched_any) result.data_files.insert(path);
+    return out;
+  };
+  ARROW_ASSIGN_OR_RAISE(auto units, iceberg::TaskUnitStream<UnitMatches>::Make(context, candidates, std::move(read),
+                                                                             probe));
+  iceberg::KeySet found;
+  while (true) {
+    auto next = units->Next();
+    if (!next.ok()) return WithContext(next.status(), "resolving keys in " + table->name());
+    if (!next->has_value()) break;
+    UnitMatches& matches = **next;
+    if (matches.rows == 0) continue;
+    const table::FileScanTask& task = (*candidates)[matches.task_index];
+    ARROW_RETURN_NOT_OK(deletes.Add(task.file, task.deletion_vector, matches.positions));
+    result.stats.rows_found += matches.rows;
+    found.Merge(matches.found);
+    result.data_files.insert(task.file->file_path);
   }
   result.stats.keys_found = static_cast<int64_t>(found.size());
   return result;

@@ -3,7 +3,9 @@
 // position deletes with seq(D) <= seq(delete), equality deletes with seq(D) < seq(delete)), and read
 // them as a stream of Arrow batches with deletes applied, the filter evaluated and columns projected
 // (iceberg/scan/data_file_reader.h: the one data-file reader, with the spec's projection rules).
-// Memory stays bounded: one data file's batch at a time plus the delete sets of that file.
+// Row groups are read in parallel on the engine's one executor (common/executor.h) and emitted in
+// task order, so the output is the same for every thread count. Memory stays bounded by the
+// read-ahead: (read_ahead_units + 1) row groups plus the delete sets of the files in flight.
 #pragma once
 
 #include <arrow/type_fwd.h>
@@ -40,6 +42,9 @@ struct ScanOptions {
   int64_t batch_rows = 64 * 1024;
   bool with_file_and_pos = false;             // append _file and _pos
   bool use_threads = true;                    // decode a file's columns in parallel
+  // Row groups read ahead of the consumer on the engine's executor (0: twice the thread count);
+  // memory is bounded by (read_ahead_units + 1) × one row group of the projected columns.
+  int read_ahead_units = 0;
 };
 
 struct ScanPlanStats {

@@ -1,21 +1,24 @@
-// Reading planned scan tasks in order, one iceberg::DataFileReader per task (deletes applied, the
-// filter evaluated, columns projected by the spec's rules), with --limit on top.
+// Reading planned scan tasks: their row groups are read on every core through iceberg::DataFileReader
+// (deletes applied, the filter evaluated, columns projected by the spec's rules) and emitted in task
+// order (iceberg/scan/task_units.h), with --limit on top.
 #include <arrow/record_batch.h>
 
 #include "lakesync/iceberg/scan/data_file_reader.h"
+#include "lakesync/iceberg/scan/task_units.h"
 #include "lakesync/table/scan.h"
 #include "lakesync/table/scan_internal.h"
 
 namespace lakesync::table {
 namespace {
 
+// A unit's batches: one row group of one task (iceberg/scan/task_units.h), deletes applied.
+using UnitBatches = std::vector<std::shared_ptr<arrow::RecordBatch>>;
+
 class ScanReader : public arrow::RecordBatchReader {
  public:
-  ScanReader(std::shared_ptr<Table> table, std::shared_ptr<const iceberg::ScanContext> context,
-             iceberg::DataFileReadOptions read_options, std::optional<int64_t> limit, std::vector<FileScanTask> tasks,
-             std::shared_ptr<arrow::Schema> output_schema)
-      : table_(std::move(table)), context_(std::move(context)), read_options_(std::move(read_options)),
-        tasks_(std::move(tasks)), output_schema_(std::move(output_schema)) {
+  ScanReader(std::shared_ptr<Table> table, std::unique_ptr<iceberg::TaskUnitStream<UnitBatches>> units,
+             std::optional<int64_t> limit, std::shared_ptr<arrow::Schema> output_schema)
+      : table_(std::move(table)), units_(std::move(units)), output_schema_(std::move(output_schema)) {
     if (limit) remaining_ = *limit;
   }
 
@@ -24,37 +27,52 @@ class ScanReader : public arrow::RecordBatchReader {
   Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
     *out = nullptr;
     while (remaining_ != 0) {
-      if (!reader_) {
-        if (next_task_ >= tasks_.size()) return Status::OK();
-        const FileScanTask& task = tasks_[next_task_++];
-        LS_ASSIGN_OR_RAISE_CTX(reader_, iceberg::DataFileReader::Open(context_, task, read_options_),
-                               "reading data file {} of {}", task.file->file_path, table_->name());
+      if (units_->serial()) {
+        // One file at a time, batch by batch (memory: one batch, as before parallel reads).
+        if (!reader_) {
+          auto next = units_->NextReader();
+          if (!next.ok()) return WithContext(next.status(), "reading " + table_->name());
+          if (!*next) return Status::OK();
+          reader_ = std::move(*next);
+        }
+        auto next = reader_->Next();
+        if (!next.ok()) return WithContext(next.status(), "reading data file " + reader_->path() + " of " + table_->name());
+        if (!next->has_value()) {
+          reader_.reset();
+          continue;
+        }
+        if ((*next)->batch->num_rows() == 0) continue;
+        Emit(std::move((*next)->batch), out);
+        return Status::OK();
       }
-      auto next = reader_->Next();
-      if (!next.ok()) return WithContext(next.status(), "reading data file " + reader_->path() + " of " + table_->name());
-      if (!next->has_value()) {
-        reader_.reset();
+      if (next_batch_ >= batches_.size()) {
+        auto next = units_->Next();
+        if (!next.ok()) return WithContext(next.status(), "reading " + table_->name());
+        if (!next->has_value()) return Status::OK();
+        batches_ = std::move(**next);
+        next_batch_ = 0;
         continue;
       }
-      std::shared_ptr<arrow::RecordBatch> batch = std::move((*next)->batch);
-      if (batch->num_rows() == 0) continue;
-      if (remaining_ > 0 && batch->num_rows() > remaining_) batch = batch->Slice(0, remaining_);
-      if (remaining_ > 0) remaining_ -= batch->num_rows();
-      *out = std::move(batch);
+      Emit(std::move(batches_[next_batch_++]), out);
       return Status::OK();
     }
     return Status::OK();
   }
 
+  void Emit(std::shared_ptr<arrow::RecordBatch> batch, std::shared_ptr<arrow::RecordBatch>* out) {
+    if (remaining_ > 0 && batch->num_rows() > remaining_) batch = batch->Slice(0, remaining_);
+    if (remaining_ > 0) remaining_ -= batch->num_rows();
+    *out = std::move(batch);
+  }
+
  private:
   std::shared_ptr<Table> table_;
-  std::shared_ptr<const iceberg::ScanContext> context_;
-  iceberg::DataFileReadOptions read_options_;
-  std::vector<FileScanTask> tasks_;
+  std::unique_ptr<iceberg::TaskUnitStream<UnitBatches>> units_;
   std::shared_ptr<arrow::Schema> output_schema_;
-  size_t next_task_ = 0;
+  UnitBatches batches_;  // parallel: the current unit's batches
+  size_t next_batch_ = 0;
+  std::unique_ptr<iceberg::DataFileReader> reader_;  // serial: the current file
   int64_t remaining_ = -1;  // -1: no limit
-  std::unique_ptr<iceberg::DataFileReader> reader_;
 };
 
 }  // namespace
@@ -71,8 +89,22 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> TableScan::Open() {
   read.uuid_extension = true;
   read.batch_rows = options_.batch_rows;
   read.use_threads = options_.use_threads;
-  return std::make_shared<ScanReader>(table_, std::move(context), std::move(read), options_.limit, std::move(tasks),
-                                      output_schema_);
+  // Units (row groups of the tasks) are read on every core and come out in task order.
+  auto shared_tasks = std::make_shared<const std::vector<FileScanTask>>(std::move(tasks));
+  auto read_unit = [](size_t, iceberg::DataFileReader& reader) -> Result<UnitBatches> {
+    UnitBatches batches;
+    while (true) {
+      LS_ASSIGN_OR_RAISE_CTX(auto next, reader.Next(), "reading data file {}", reader.path());
+      if (!next) break;
+      if (next->batch->num_rows() > 0) batches.push_back(std::move(next->batch));
+    }
+    return batches;
+  };
+  LS_ASSIGN_OR_RAISE_CTX(auto units,
+                         iceberg::TaskUnitStream<UnitBatches>::Make(std::move(context), shared_tasks, std::move(read),
+                                                                    read_unit, options_.read_ahead_units),
+                         "reading {}", table_->name());
+  return std::make_shared<ScanReader>(table_, std::move(units), options_.limit, output_schema_);
 }
 
 }  // namespace lakesync::table

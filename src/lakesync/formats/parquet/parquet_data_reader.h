@@ -143,6 +143,10 @@ class ParquetDataReader {
   // Statistics of one row group (what the filter sees).
   Result<RowGroupStats> StatsFor(int row_group) const;
 
+  // Whether columns are decoded in parallel on Arrow's CPU pool (ParquetReadOptions::use_threads),
+  // for the row groups not started yet.
+  void set_use_threads(bool use_threads);
+
   // The next batch, or nullopt at the end. Returns Corrupt naming the location for undecodable data.
   Result<std::optional<PositionedBatch>> Next();
 

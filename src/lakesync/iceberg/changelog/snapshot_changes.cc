@@ -23,6 +23,7 @@
 
 #include "lakesync/iceberg/model/arrow_schema.h"
 #include "lakesync/change/change_kind.h"
+#include "lakesync/common/executor.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/iceberg/changelog/changelog_internal.h"
 #include "lakesync/iceberg/expr/row_filter.h"
@@ -384,19 +385,42 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   // Pass one: count changed rows by full-row hash (and their key), then decide how many of each row
   // cancel (identical DELETE and INSERT) and how many of each key's remaining rows pair into updates.
   Status CountPass() {
-    for (const auto& change : changes_) {
-      LS_ASSIGN_OR_RAISE_CTX(auto cursor, FileCursor::Open(*shared_, context_, change), "reading data file {}",
-                             change.file->file_path);
-      if (!cursor) continue;
-      ++stats_.files_read;
-      while (true) {
-        LS_ASSIGN_OR_RAISE_CTX(auto next, cursor->Next(), "reading data file {}", change.file->file_path);
-        if (!next) break;
-        // Only the changed rows matter: hash those (a DV change reads a whole file for a few rows).
-        ARROW_ASSIGN_OR_RAISE(SidedBatch compact, Compact(*next));
+    // The files are read, their changed rows compacted and hashed on the engine's executor
+    // (common/executor.h); counting into the snapshot's hash tables happens here, in file order, so
+    // the result does not depend on the thread count.
+    struct FileRows {
+      bool read = false;
+      std::vector<SidedBatch> batches;
+    };
+    size_t next_file = 0;
+    OrderedStream<FileRows> files([this, &next_file]() -> Result<std::optional<OrderedStream<FileRows>::Unit>> {
+      if (next_file >= changes_.size()) return std::nullopt;
+      const FileChange* change = &changes_[next_file++];
+      return std::optional<OrderedStream<FileRows>::Unit>([this, change]() -> Result<FileRows> {
+        FileRows out;
+        const std::string& path = change->file->file_path;
+        LS_ASSIGN_OR_RAISE_CTX(auto cursor, FileCursor::Open(*shared_, context_, *change), "reading data file {}",
+                               path);
+        if (!cursor) return out;
+        out.read = true;
+        while (true) {
+          LS_ASSIGN_OR_RAISE_CTX(auto next, cursor->Next(), "reading data file {}", path);
+          if (!next) break;
+          // Only the changed rows matter: hash those (a DV change reads a whole file for a few rows).
+          ARROW_ASSIGN_OR_RAISE(SidedBatch compact, Compact(*next));
+          ARROW_RETURN_NOT_OK(row_hasher_.HashRows(*compact.batch, compact.row_hashes));
+          if (has_keys()) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(*compact.batch, compact.key_hashes));
+          out.batches.push_back(std::move(compact));
+        }
+        return out;
+      });
+    });
+    while (true) {
+      ARROW_ASSIGN_OR_RAISE(auto file, files.Next());
+      if (!file) break;
+      if (file->read) ++stats_.files_read;
+      for (SidedBatch& compact : file->batches) {
         const auto& batch = *compact.batch;
-        ARROW_RETURN_NOT_OK(row_hasher_.HashRows(batch, compact.row_hashes));
-        if (has_keys()) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(batch, compact.key_hashes));
         for (int64_t i = 0; i < batch.num_rows(); ++i) {
           RowCount& count = rows_[compact.row_hashes[i]];
           if (compact.side[static_cast<size_t>(i)] == kDelete) {

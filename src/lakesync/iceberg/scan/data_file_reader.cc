@@ -15,6 +15,7 @@
 #include <limits>
 #include <set>
 
+#include "lakesync/common/executor.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/iceberg/expr/row_filter.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
@@ -243,8 +244,15 @@ Result<std::unique_ptr<DataFileReader>> DataFileReader::Open(std::shared_ptr<con
                                                                         read_schema, std::move(read_options)));
   r->states_ = options.delete_states;
   r->context_ = std::move(context);
+  // A unit of work on the pool copies columns on its own thread (see ParquetDataReader::Open).
+  options.use_threads = options.use_threads && !OnPoolThread();
   r->options_ = std::move(options);
   return r;
+}
+
+void DataFileReader::set_use_threads(bool use_threads) {
+  options_.use_threads = use_threads && !OnPoolThread();  // see ParquetDataReader::Open
+  reader_->set_use_threads(options_.use_threads);
 }
 
 Result<std::optional<DataFileBatch>> DataFileReader::Next() {

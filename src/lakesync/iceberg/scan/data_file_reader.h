@@ -101,6 +101,9 @@ class DataFileReader {
   // The row groups of the file (positions and byte ranges), for callers that read only some.
   const parquet_io::ParquetDataReader& file_reader() const { return *reader_; }
 
+  // DataFileReadOptions::use_threads, for the batches not read yet.
+  void set_use_threads(bool use_threads);
+
   // The next batch, or nullopt at the end. With kApply, batches whose rows were all dropped are
   // skipped.
   Result<std::optional<DataFileBatch>> Next();
