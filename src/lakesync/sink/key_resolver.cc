@@ -190,7 +190,7 @@ Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table
     UnitMatches& matches = **next;
     if (matches.rows == 0) continue;
     const table::FileScanTask& task = (*candidates)[matches.task_index];
-    ARROW_RETURN_NOT_OK(deletes.Add(task.file, task.deletion_vector, matches.positions));
+    ARROW_RETURN_NOT_OK(deletes.Add(task, matches.positions));
     result.stats.rows_found += matches.rows;
     found.Merge(matches.found);
     result.data_files.insert(task.file->file_path);

@@ -30,13 +30,17 @@ std::string DataLocation(const iceberg::TableMetadata& m) {
   return m.Property(iceberg::kPropDataPath, io::JoinLocation(m.location, "data"));
 }
 
-Status PositionDeletes::Add(const iceberg::DataFilePtr& data_file, const iceberg::DataFilePtr& current_dv,
-                            int64_t position) {
+PositionDeletes::Target& PositionDeletes::TargetFor(const iceberg::DataFilePtr& data_file,
+                                                    const iceberg::DataFilePtr& current_dv) {
   auto& t = targets_[data_file->file_path];
   if (!t.data_file) {
     t.data_file = data_file;
     t.current_dv = current_dv;
   }
+  return t;
+}
+
+Status PositionDeletes::AddPosition(Target& t, int64_t position) {
   if (!t.positions.Contains(position)) {
     ARROW_RETURN_NOT_OK(t.positions.Add(position));
     ++count_;
@@ -44,17 +48,33 @@ Status PositionDeletes::Add(const iceberg::DataFilePtr& data_file, const iceberg
   return Status::OK();
 }
 
-Status PositionDeletes::Add(const iceberg::DataFilePtr& data_file, const iceberg::DataFilePtr& current_dv,
-                            const puffin::PositionBitmap& positions) {
-  auto& t = targets_[data_file->file_path];
-  if (!t.data_file) {
-    t.data_file = data_file;
-    t.current_dv = current_dv;
-  }
+Status PositionDeletes::AddPositions(Target& t, const puffin::PositionBitmap& positions) {
   const int64_t before = t.positions.Cardinality();
   t.positions.Or(positions);
   count_ += t.positions.Cardinality() - before;
   return Status::OK();
+}
+
+Status PositionDeletes::Add(const iceberg::FileScanTask& task, int64_t position) {
+  auto& t = TargetFor(task.file, task.deletion_vector);
+  if (!t.position_delete_files) t.position_delete_files = task.position_deletes;
+  return AddPosition(t, position);
+}
+
+Status PositionDeletes::Add(const iceberg::FileScanTask& task, const puffin::PositionBitmap& positions) {
+  auto& t = TargetFor(task.file, task.deletion_vector);
+  if (!t.position_delete_files) t.position_delete_files = task.position_deletes;
+  return AddPositions(t, positions);
+}
+
+Status PositionDeletes::Add(const iceberg::DataFilePtr& data_file, const iceberg::DataFilePtr& current_dv,
+                            int64_t position) {
+  return AddPosition(TargetFor(data_file, current_dv), position);
+}
+
+Status PositionDeletes::Add(const iceberg::DataFilePtr& data_file, const iceberg::DataFilePtr& current_dv,
+                            const puffin::PositionBitmap& positions) {
+  return AddPositions(TargetFor(data_file, current_dv), positions);
 }
 
 Status PositionDeletes::WriteTo(AttemptDeletes& deletes) {
@@ -83,8 +103,8 @@ namespace {
 // by the data file they name. After `table upgrade` to v3 a data file can have such deletes and no
 // deletion vector; the first vector written for it must carry those positions too, because a v3
 // reader ignores position delete files for a data file that has a vector (spec: position deletes for
-// a file are merged into its vector). Tables created as v3 have none; this reads their delete
-// manifests only.
+// a file are merged into its vector). Only for targets added without their scan task: planning
+// already lists these files per task.
 Result<std::map<std::string, std::vector<iceberg::DataFilePtr>>> LivePositionDeleteFiles(
     const Table& table, iceberg::DeleteLoader& loader) {
   std::map<std::string, std::vector<iceberg::DataFilePtr>> by_data_file;
@@ -127,17 +147,26 @@ Result<WrittenDeletes> PositionDeletes::WriteDeletionVectors(std::vector<std::st
   options.lakesync_version = LAKESYNC_VERSION;
   ARROW_ASSIGN_OR_RAISE(auto writer, puffin::DeletionVectorWriter::Make(out, options));
   iceberg::DeleteLoader loader(table_->io(), m.Schema());
-  ARROW_ASSIGN_OR_RAISE(auto position_delete_files, LivePositionDeleteFiles(*table_, loader));
+  std::map<std::string, std::vector<iceberg::DataFilePtr>> unplanned;  // live v2 files, when a target needs them
+  for (const auto& [path, target] : targets_) {
+    if (!target.position_delete_files) {
+      ARROW_ASSIGN_OR_RAISE(unplanned, LivePositionDeleteFiles(*table_, loader));
+      break;
+    }
+  }
   std::vector<const Target*> order;
   for (auto& [path, target] : targets_) {
     // Merge with what already deletes rows of the data file: its vector (one live vector per data
     // file), or the position delete files a v2 table left before its upgrade.
-    auto v2 = position_delete_files.find(path);
-    if (target.current_dv || v2 != position_delete_files.end()) {
-      static const std::vector<iceberg::DataFilePtr> kNone;
-      ARROW_ASSIGN_OR_RAISE(auto existing,
-                            loader.DeletedPositions(path, target.current_dv,
-                                                    v2 == position_delete_files.end() ? kNone : v2->second));
+    static const std::vector<iceberg::DataFilePtr> kNone;
+    const std::vector<iceberg::DataFilePtr>* v2 = &kNone;
+    if (target.position_delete_files) {
+      v2 = &*target.position_delete_files;
+    } else if (auto it = unplanned.find(path); it != unplanned.end()) {
+      v2 = &it->second;
+    }
+    if (target.current_dv || !v2->empty()) {
+      ARROW_ASSIGN_OR_RAISE(auto existing, loader.DeletedPositions(path, target.current_dv, *v2));
       target.positions.Or(existing);
     }
     target.positions.RunOptimize();
@@ -256,7 +285,7 @@ Result<DeleteWhereResult> DeleteWhereAttempt(const std::shared_ptr<Table>& table
           for (int64_t i = 0; i < batch->num_rows(); ++i) {
             const FileScanTask* task = task_of.at(std::string(files.GetView(i)));
             scanned.insert(task->file->file_path);
-            ARROW_RETURN_NOT_OK(positions.Add(task->file, task->deletion_vector, pos.Value(i)));
+            ARROW_RETURN_NOT_OK(positions.Add(*task, pos.Value(i)));
           }
           continue;
         }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lakesync/formats/puffin/positions_bitmap.h"
+#include "lakesync/iceberg/scan/file_scan_task.h"
 #include "lakesync/table/snapshot_update.h"
 
 namespace lakesync::table {
@@ -29,8 +30,14 @@ class PositionDeletes {
  public:
   explicit PositionDeletes(std::shared_ptr<Table> table) : table_(std::move(table)) {}
 
-  // Records that `position` of `data_file` is deleted. `current_dv` is the file's live deletion
-  // vector (from scan planning), merged into the new one on v3.
+  // Records that rows of a planned file are deleted. The task names everything that already deletes
+  // rows of the file (its vector, or the v2 position delete files an upgraded table left), which the
+  // new vector must carry on v3: the preferred form, because nothing has to be read again.
+  Status Add(const iceberg::FileScanTask& task, int64_t position);
+  Status Add(const iceberg::FileScanTask& task, const puffin::PositionBitmap& positions);
+  // The same from a file and its live vector only (positions handed over by another process). When a
+  // target was added this way, writing vectors reads the current snapshot's delete manifests once to
+  // find v2 position delete files.
   Status Add(const iceberg::DataFilePtr& data_file, const iceberg::DataFilePtr& current_dv, int64_t position);
   Status Add(const iceberg::DataFilePtr& data_file, const iceberg::DataFilePtr& current_dv,
              const puffin::PositionBitmap& positions);
@@ -54,12 +61,17 @@ class PositionDeletes {
     iceberg::DataFilePtr data_file;
     iceberg::DataFilePtr current_dv;
     puffin::PositionBitmap positions;
+    // The file's live v2 position delete files when known from planning; unset: not known.
+    std::optional<std::vector<iceberg::DataFilePtr>> position_delete_files;
   };
   const std::map<std::string, Target>& targets() const { return targets_; }
 
  private:
   Result<WrittenDeletes> WriteDeletionVectors(std::vector<std::string>& written);
   Result<WrittenDeletes> WritePositionDeleteFiles(std::vector<std::string>& written);
+  Target& TargetFor(const iceberg::DataFilePtr& data_file, const iceberg::DataFilePtr& current_dv);
+  Status AddPositions(Target& target, const puffin::PositionBitmap& positions);
+  Status AddPosition(Target& target, int64_t position);
 
   std::shared_ptr<Table> table_;
   std::map<std::string, Target> targets_;  // by data file path

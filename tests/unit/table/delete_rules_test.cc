@@ -227,6 +227,57 @@ TEST_P(DeleteRulesTest, RemovingADeletedFileIsAConflict) {
   EXPECT_EQ(ScanIds(table), Range(0, 4));
 }
 
+// After a v2 -> v3 upgrade a data file can have v2 position delete files and no vector. The first
+// vector written for it must carry those positions, because v3 readers ignore position delete files
+// once a file has a vector. Two ways in: positions with their scan task (which lists the files) and
+// positions with only the file (handed over by another process; the writer looks the files up).
+class UpgradedDeletesTest : public DeleteRulesTest {
+ protected:
+  // A v2 table of ids 0-9 in one file with ids 0-2 deleted by a position delete file, upgraded to v3.
+  std::shared_ptr<Table> UpgradedTable() {
+    auto table = CreateTable({});
+    SnapshotUpdate first(table);
+    for (auto& f : WriteData(table, 0, 10)) first.AddDataFile(f);
+    EXPECT_TRUE(first.Commit().ok());
+    EXPECT_TRUE(DeleteWhere(table, {"id < 3"}).ok());
+    const catalog::TableIdentifier id{{"ns"}, "t"};
+    EXPECT_TRUE(catalog_
+                    ->CommitTable(id, {iceberg::AssertTableUuid{table->metadata()->table_uuid}},
+                                  {iceberg::UpgradeFormatVersion{3}})
+                    .ok());
+    return ValueOrFail(Table::Load(catalog_, id));
+  }
+
+  void DeleteNineAndCheck(const std::shared_ptr<Table>& table, bool with_task) {
+    auto plan = ValueOrFail(ValueOrFail(TableScan::Make(table, {}))->PlanFiles());
+    ASSERT_EQ(plan.size(), 1u);
+    ASSERT_FALSE(plan[0].deletion_vector);
+    ASSERT_EQ(plan[0].position_deletes.size(), 1u);
+    PositionDeletes deletes(table);
+    ASSERT_OK(with_task ? deletes.Add(plan[0], 9) : deletes.Add(plan[0].file, nullptr, 9));
+    SnapshotUpdate update(table);
+    std::vector<std::string> written;
+    ASSERT_OK(deletes.WriteTo(update, written));
+    ASSERT_TRUE(update.Commit().ok());
+    auto after = ValueOrFail(ValueOrFail(TableScan::Make(table, {}))->PlanFiles());
+    ASSERT_EQ(after.size(), 1u);
+    ASSERT_TRUE(after[0].deletion_vector);
+    EXPECT_EQ(after[0].deletion_vector->record_count, 4) << "the vector must hold 0, 1, 2 and 9";
+    EXPECT_EQ(ScanIds(table), Range(3, 9));
+  }
+};
+
+TEST_P(UpgradedDeletesTest, VectorFromScanTaskCarriesV2PositionDeletes) {
+  DeleteNineAndCheck(UpgradedTable(), /*with_task=*/true);
+}
+
+TEST_P(UpgradedDeletesTest, VectorFromFileOnlyCarriesV2PositionDeletes) {
+  DeleteNineAndCheck(UpgradedTable(), /*with_task=*/false);
+}
+
+INSTANTIATE_TEST_SUITE_P(FromV2, UpgradedDeletesTest, ::testing::Values(2),
+                         [](const auto& info) { return "v" + std::to_string(info.param); });
+
 INSTANTIATE_TEST_SUITE_P(FormatVersions, DeleteRulesTest, ::testing::Values(2, 3),
                          [](const auto& info) { return "v" + std::to_string(info.param); });
 
