@@ -9,6 +9,16 @@ find_package(SQLite3 REQUIRED)
 find_package(ZLIB REQUIRED)
 # OpenSSL's libcrypto: HMAC-SHA256 for the sharing server's signed URLs and tokens, SHA-256/MD5 ids.
 find_package(OpenSSL REQUIRED)
+# pyarrow's libparquet exports the OpenSSL functions it bundles. In a process or library group where it
+# is loaded before the system's libcrypto, it interposes libcrypto's calls to its own functions, and
+# the next user of libcrypto (Python's hashlib, TLS in libpq or httplib) can crash. Binaries that load
+# libparquet link this first, so that they need libcrypto before anything else
+# (tests/python/test_import_order.py).
+add_library(lakesync_libcrypto_first INTERFACE)
+# One flag, not the OpenSSL::Crypto target: CMake keeps only the last mention of a library on the
+# link line, which is after libparquet.
+target_link_libraries(lakesync_libcrypto_first
+                      INTERFACE "-Wl,--push-state,--no-as-needed,${OPENSSL_CRYPTO_LIBRARY},--pop-state")
 find_package(GTest)
 
 pkg_check_modules(AVRO REQUIRED IMPORTED_TARGET avro-c)
