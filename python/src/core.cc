@@ -560,11 +560,10 @@ class PySource {
     } else {
       throw StatusError(InvalidArgument("source type '{}': expected delta_lake_cdc or iceberg_cdc", type));
     }
-    if (block.contains("streaming") && block["streaming"] == true) {
-      throw StatusError(Unsupported("streaming: the Beam read transforms are bounded (unbounded reads are not "
-                                    "implemented yet; run a SyncJob on a schedule instead)"));
-    }
-    block.erase("streaming");
+    // With `streaming`, the Beam transform polls (python/lakesync/beam): the source only answers one
+    // question at a time (first, next after, end), as it does for `lakesync run`, and validates
+    // poll_interval_seconds as a job would.
+    job.streaming = block.contains("streaming") && block["streaming"] == true;
     job.source = block;
     source_ = std::shared_ptr<engine::ChangeSource>(Value(engine::OpenSource(job, CatalogOrDefault(catalog))));
   }
@@ -580,6 +579,30 @@ class PySource {
     if (*first > last) return std::nullopt;
     return std::make_pair(*first, last);
   }
+  // The pieces of range() one at a time, for polling: the newest commit (asking the source again:
+  // call it first in each poll), the configured first ordinal (nullopt: no commit satisfies the start
+  // bound yet), the end bound, and the commit after an ordinal.
+  std::optional<int64_t> latest() {
+    nb::gil_scoped_release release;
+    return Value(source_->Latest());
+  }
+  std::optional<int64_t> first() {
+    nb::gil_scoped_release release;
+    return Value(source_->FirstOrdinal());
+  }
+  std::optional<int64_t> end() {
+    nb::gil_scoped_release release;
+    return Value(source_->EndOrdinal());
+  }
+  std::optional<int64_t> next_after(int64_t ordinal) {
+    nb::gil_scoped_release release;
+    return Value(source_->NextAfter(ordinal));
+  }
+  std::optional<int64_t> commit_timestamp_ms(int64_t ordinal) {
+    nb::gil_scoped_release release;
+    return Value(source_->CommitTimestampMs(ordinal));
+  }
+  double poll_interval_seconds() const { return source_->poll_interval_seconds(); }
   std::vector<int64_t> ordinals(int64_t first, int64_t last) {
     nb::gil_scoped_release release;
     std::vector<int64_t> out;
@@ -783,6 +806,12 @@ NB_MODULE(_core, m) {
            "catalog"_a.none())
       .def("describe", &PySource::describe)
       .def("range", &PySource::range)
+      .def("latest", &PySource::latest)
+      .def("first", &PySource::first)
+      .def("end", &PySource::end)
+      .def("next_after", &PySource::next_after, "ordinal"_a)
+      .def("commit_timestamp_ms", &PySource::commit_timestamp_ms, "ordinal"_a)
+      .def_prop_ro("poll_interval_seconds", &PySource::poll_interval_seconds)
       .def("ordinals", &PySource::ordinals, "first"_a, "last"_a)
       .def("read", &PySource::read, "from_"_a, "through"_a)
       .def("position", &PySource::position, "ordinal"_a)

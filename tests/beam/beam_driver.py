@@ -6,6 +6,9 @@ Prints one JSON document on standard output.
                    [--fail-commit-once DIR]
     beam_driver.py read-delta TABLE START END OUT.parquet
     beam_driver.py write TABLE CATALOG_JSON IN.parquet OPTIONS_JSON --shards N
+    beam_driver.py watch iceberg|delta TABLE CATALOG_JSON OUT_DIR OPTIONS_JSON [--stop-file F]
+        (an unbounded read on the DirectRunner: every batch becomes OUT_DIR/<n>.parquet with its event
+        time in the file's metadata; ends at the source's end bound, or when the stop file exists)
     beam_driver.py about
 """
 
@@ -15,6 +18,8 @@ import argparse
 import json
 import os
 import sys
+import threading
+import uuid
 from pathlib import Path
 
 import apache_beam as beam
@@ -80,6 +85,53 @@ def inject_failures(stage_dir: str | None, commit_dir: str | None) -> None:
         lb._core = Shim()
 
 
+class WriteBatch(beam.DoFn):
+    """Each batch as its own Parquet file (written aside, then renamed: a reader never sees half a file)."""
+
+    def __init__(self, out_dir: str):
+        self._out = Path(out_dir)
+
+    def process(self, batch, timestamp=beam.DoFn.TimestampParam):
+        table = pa.Table.from_batches([batch])
+        table = table.replace_schema_metadata({"event_time_micros": str(timestamp.micros)})
+        name = uuid.uuid4().hex
+        pq.write_table(table, self._out / f".{name}.tmp")
+        os.rename(self._out / f".{name}.tmp", self._out / f"{name}.parquet")
+
+
+def watch(a) -> None:
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    options = json.loads(a.options)
+    if a.kind == "iceberg":
+        read = lb.ReadIcebergChanges(a.table, catalog=json.loads(Path(a.catalog).read_text()), streaming=True,
+                                     **options)
+    else:
+        read = lb.ReadDeltaChanges(a.table, streaming=True, **options)
+    # Beam's in-process FnApiRunner resumes the reader's checkpoints (its streaming BundleBasedDirectRunner
+    # cannot expand unbounded splittable DoFns in Beam 2.77). run() blocks until the stream ends: it runs
+    # in a thread, and the process ends when the stop file appears.
+    p = beam.Pipeline(options=PipelineOptions(flags=[], direct_running_mode="in_memory"))
+    _ = p | read | beam.ParDo(WriteBatch(str(out)))
+    finished = threading.Event()
+    errors = []
+
+    def run():
+        try:
+            p.run().wait_until_finish()
+        except Exception as e:  # reported below
+            errors.append(repr(e))
+        finished.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    stop = Path(a.stop_file) if a.stop_file else None
+    while not finished.wait(0.2):
+        if stop is not None and stop.exists():
+            break
+    print(json.dumps({"finished": finished.is_set(), "errors": errors}), flush=True)
+    os._exit(1 if errors else 0)  # a running pipeline's threads must not keep the process alive
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -102,8 +154,18 @@ def main() -> None:
     w.add_argument("input")
     w.add_argument("options")
     w.add_argument("--shards", type=int, default=4)
+    wa = sub.add_parser("watch")
+    wa.add_argument("kind", choices=["iceberg", "delta"])
+    wa.add_argument("table")
+    wa.add_argument("catalog")
+    wa.add_argument("out")
+    wa.add_argument("options")
+    wa.add_argument("--stop-file")
     sub.add_parser("about")
     a = parser.parse_args()
+    if a.cmd == "watch":
+        watch(a)
+        return
 
     if a.cmd == "about":
         print(json.dumps({"lakesync": lakesync.__version__, "pyarrow": pa.__version__, "beam": beam.__version__,

@@ -47,6 +47,13 @@ class Beam:
             raise AssertionError(f"beam_driver {' '.join(map(str, args))} exited {p.returncode}:\n{p.stderr[-6000:]}")
         return json.loads(p.stdout.strip().splitlines()[-1])
 
+    def start(self, *args, tmp: Path) -> subprocess.Popen:
+        """The driver in the background (an unbounded pipeline); the caller waits on conditions."""
+        env = dict(os.environ)
+        env.pop("LAKESYNC_FAILPOINT", None)
+        return subprocess.Popen([str(BEAM_PYTHON), str(DRIVER), *map(str, args)], stdout=subprocess.PIPE,
+                                stderr=(tmp / "driver.stderr").open("w"), text=True, env=env, cwd=tmp)
+
     def sync(self, job: Path, warehouse, shards: int, tmp: Path, **flags) -> dict:
         extra = []
         for k, v in flags.items():

@@ -326,3 +326,27 @@ def test_split_by_shard_puts_each_key_in_one_shard_and_loses_no_row():
             assert owner.setdefault(key, shard) == shard, f"key {key} in shards {owner[key]} and {shard}"
     assert {s: sorted(t.column("name").to_pylist()) for s, t in split(400).items()} == {
         s: sorted(t.column("name").to_pylist()) for s, t in shards.items()}
+
+
+def test_a_polling_source_sees_new_commits_after_asking_for_the_latest(tmp_path):
+    """The questions lakesync.beam's unbounded reads ask each poll (python/lakesync/beam): the newest
+    commit (which looks at the source again), the first, the one after, and the end bound."""
+    from deltalake import DeltaTable
+    from delta_tables import build_table
+
+    sys.path.insert(0, str(REPO / "tests" / "beam"))
+    from beam_testing import extend_delta  # random deltalake commits, shared with the Beam suite
+
+    path = tmp_path / "delta"
+    build_table(path, seed=3, versions=2, partitioned=False)
+    options = {"table": str(path), "start_version": 0, "end_version": 5, "streaming": True, "poll_interval_seconds": 2}
+    source = lakesync._core.Source("delta_lake_cdc", json.dumps(options), None)
+    assert (source.latest(), source.first(), source.end()) == (1, 0, 5)
+    assert source.next_after(0) == 1 and source.next_after(1) is None
+    assert source.poll_interval_seconds == 2
+    assert source.commit_timestamp_ms(1) is not None
+    extend_delta(path, seed=4, versions=1)
+    assert DeltaTable(str(path)).version() == 2
+    assert source.latest() == 2 and source.next_after(1) == 2
+    with pytest.raises(lakesync.LakesyncError, match="poll_interval_seconds"):
+        lakesync._core.Source("delta_lake_cdc", json.dumps({**options, "streaming": False}), None)

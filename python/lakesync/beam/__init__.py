@@ -3,9 +3,9 @@
 - :class:`SyncJob` — ``pipeline | SyncJob("job.yaml")``: one run of a ``lakesync run`` job file
   (the same source and sink keys, the same progress tokens in the target's snapshot summaries), so a
   job can move between the CLI and Beam and resume exactly where the other stopped.
-- :class:`ReadDeltaChanges`, :class:`ReadIcebergChanges` — bounded change streams as a
-  ``PCollection`` of ``pyarrow.RecordBatch`` (table columns plus control columns), one read task per
-  source commit, read in parallel.
+- :class:`ReadDeltaChanges`, :class:`ReadIcebergChanges` — change streams as a ``PCollection`` of
+  ``pyarrow.RecordBatch`` (table columns plus control columns), one read task per source commit, read
+  in parallel; bounded, or unbounded with ``streaming=True`` (polling for new commits).
 - :class:`WriteIcebergChanges` — applies a ``PCollection`` of record batches (or anything with
   ``__arrow_c_stream__``) to one Iceberg table in a single commit.
 
@@ -29,6 +29,11 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import apache_beam as beam
 import pyarrow as pa
+from apache_beam.io.restriction_trackers import OffsetRange, OffsetRestrictionTracker
+from apache_beam.io.watermark_estimators import ManualWatermarkEstimator
+from apache_beam.transforms.core import WatermarkEstimatorProvider
+from apache_beam.transforms.window import TimestampedValue
+from apache_beam.utils.timestamp import MIN_TIMESTAMP, Duration, Timestamp
 
 import lakesync
 from lakesync import _core, _reader, _stream_capsule
@@ -246,9 +251,7 @@ class _ReadChanges(beam.PTransform):
         return _core.Source(self._type, json.dumps(self._options), _open_catalog(self._catalog))
 
     def expand(self, pbegin):
-        source = self._open()
-        bounds = source.range()
-        ordinals = source.ordinals(*bounds) if bounds else []
+        source = self._open()  # on the driver: bad options fail when the pipeline is built
         kind, options, catalog = self._type, self._options, self._catalog
         opened = {}
 
@@ -257,12 +260,108 @@ class _ReadChanges(beam.PTransform):
                 opened["source"] = _core.Source(kind, json.dumps(options), _open_catalog(catalog))
             yield from _batches(opened["source"].read(ordinal, ordinal))
 
+        if options.get("streaming"):
+            # Each commit is read where it was found, right after it: a shuffle in between would hold
+            # the reads back on runners that finish a stage before the next (Beam's FnApiRunner), and
+            # one commit's files are read in parallel by the core's own executor anyway.
+            return (
+                pbegin
+                | "Start" >> beam.Create([json.dumps({"type": kind, "options": options, "catalog": catalog})])
+                | "PollCommits" >> beam.ParDo(_PollCommits())
+                | "Read" >> beam.FlatMap(read)
+            )
+        bounds = source.range()
         return (
             pbegin
-            | "Commits" >> beam.Create(ordinals)
+            | "Commits" >> beam.Create(source.ordinals(*bounds) if bounds else [])
             | "Distribute" >> beam.Reshuffle()
             | "Read" >> beam.FlatMap(read)
         )
+
+
+# Unbounded reads: a splittable DoFn whose restriction is the range of commit ordinals (Delta versions,
+# Iceberg sequence numbers) still to emit, [next, _NO_END). Each call emits the commits the source has
+# after the last one claimed, then checkpoints (defer_remainder) for poll_interval_seconds; the runner
+# resumes the residual [last + 1, _NO_END). Progress therefore lives in the runner's checkpoint, not in
+# this process. The stream ends at the source's end bound (to_snapshot, end_version, ...) when one is
+# set, and otherwise runs until the pipeline is drained or cancelled.
+_NOT_STARTED = -1
+_NO_END = 2**62
+
+
+class _CheckpointOnlyTracker(OffsetRestrictionTracker):
+    """Splits only to checkpoint: a dynamic split of [next, _NO_END) would leave a residual far beyond
+    any commit, polling for nothing forever."""
+
+    def try_split(self, fraction_of_remainder):
+        if fraction_of_remainder != 0:
+            return None
+        return super().try_split(fraction_of_remainder)
+
+
+class _CommitRange(beam.transforms.core.RestrictionProvider):
+    def initial_restriction(self, element):
+        return OffsetRange(_NOT_STARTED, _NO_END)
+
+    def create_tracker(self, restriction):
+        return _CheckpointOnlyTracker(restriction)
+
+    def restriction_size(self, element, restriction):
+        return 1  # unknown: commits that do not exist yet
+
+    def truncate(self, element, restriction):
+        return None  # drained: stop polling
+
+
+class _CommitTimeWatermark(WatermarkEstimatorProvider):
+    """The watermark is the commit time of the last commit emitted: later commits are never late."""
+
+    def initial_estimator_state(self, element, restriction):
+        return MIN_TIMESTAMP
+
+    def create_watermark_estimator(self, estimator_state):
+        return ManualWatermarkEstimator(estimator_state)
+
+
+class _PollCommits(beam.DoFn):
+    """(source description) → the ordinals of its commits as they appear, each stamped with its commit
+    time (the event time of the changes it carries)."""
+
+    def setup(self):
+        self._source = None
+
+    def _open(self, element):
+        if self._source is None:
+            doc = json.loads(element)
+            self._source = _core.Source(doc["type"], json.dumps(doc["options"]), _open_catalog(doc["catalog"]))
+        return self._source
+
+    @beam.DoFn.unbounded_per_element()
+    def process(self, element, tracker=beam.DoFn.RestrictionParam(_CommitRange()),
+                watermark=beam.DoFn.WatermarkEstimatorParam(_CommitTimeWatermark())):
+        source = self._open(element)
+        start = tracker.current_restriction().start
+        last = None if start == _NOT_STARTED else start - 1  # the last commit emitted before this call
+        latest = source.latest()  # asks the source again (Delta lists its log, Iceberg reloads)
+        ordinal = None if latest is None else source.first() if last is None else source.next_after(last)
+        end = source.end()
+        while ordinal is not None and ordinal <= latest and (end is None or ordinal <= end):
+            if not tracker.try_claim(ordinal):
+                return
+            millis = source.commit_timestamp_ms(ordinal)
+            if millis is None:
+                yield ordinal
+            else:
+                at = Timestamp(micros=millis * 1000)
+                yield TimestampedValue(ordinal, at)
+                if at > watermark.current_watermark():
+                    watermark.set_watermark(at)
+            last = ordinal
+            ordinal = source.next_after(ordinal)
+        if end is not None and ((last is not None and last >= end) or (ordinal is not None and ordinal > end)):
+            tracker.try_claim(_NO_END)  # past the end bound: the stream is complete
+            return
+        tracker.defer_remainder(Duration(seconds=source.poll_interval_seconds))
 
 
 class ReadDeltaChanges(_ReadChanges):
@@ -270,7 +369,9 @@ class ReadDeltaChanges(_ReadChanges):
 
     Keyword arguments are Beam's ``delta_lake_cdc`` keys (docs/jobs.md): ``table`` (the path),
     ``start_version`` or ``start_timestamp``, ``end_version`` or ``end_timestamp``,
-    ``include_metadata_columns``, ``storage_properties``. One read task per version. Bounded.
+    ``include_metadata_columns``, ``storage_properties``. One read task per version. With
+    ``streaming=True`` the read polls for new versions like :class:`ReadIcebergChanges` and stops at
+    ``end_version``/``end_timestamp`` when one is set.
     """
 
     _type = "delta_lake_cdc"
@@ -285,8 +386,15 @@ class ReadIcebergChanges(_ReadChanges):
     Keyword arguments are the ``iceberg_cdc`` keys (docs/changelog.md): ``table``,
     ``from_snapshot``/``to_snapshot`` (inclusive), timestamps, ``starting_strategy``,
     ``include_metadata_columns``, ``equality_columns``, ``filter``, ``keep``/``drop``, and the
-    catalog (``catalog=`` or ``catalog_properties``). One read task per snapshot. Bounded: unbounded
-    polling is not implemented (run a SyncJob on a schedule).
+    catalog (``catalog=`` or ``catalog_properties``). One read task per snapshot.
+
+    With ``streaming=True`` the read is unbounded: it polls the table every ``poll_interval_seconds``
+    (default 60) and emits each new snapshot's changes, stamped with the snapshot's commit time, until
+    the end bound (``to_snapshot``/``to_timestamp``) when one is set, or until the pipeline is drained
+    or cancelled. It needs a runner that resumes splittable-DoFn checkpoints: Dataflow, Flink, Spark's
+    portable runner, or the DirectRunner's FnApiRunner (``direct_running_mode`` ``in_memory`` or
+    ``multi_processing``; not the BundleBasedDirectRunner). Where it resumes after a restart is the
+    runner's checkpoint: a new pipeline starts again from the start bound.
     """
 
     _type = "iceberg_cdc"

@@ -75,6 +75,9 @@ class DeltaSource : public ChangeSource {
   }
 
   Result<std::shared_ptr<arrow::RecordBatchReader>> ReadChanges(int64_t from, int64_t through) override {
+    // A commit another process found (a Beam poller hands read tasks to other workers) may be newer
+    // than this process's view of the log.
+    if (through > table_->latest_version()) ARROW_RETURN_NOT_OK(table_->Refresh());
     delta::ChangeFeedOptions options;
     options.start_version = from;
     options.end_version = through;
@@ -83,6 +86,7 @@ class DeltaSource : public ChangeSource {
   }
 
   Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshot(int64_t ordinal) override {
+    if (ordinal > table_->latest_version()) ARROW_RETURN_NOT_OK(table_->Refresh());
     delta::SnapshotScanOptions options;
     options.version = ordinal;
     ARROW_ASSIGN_OR_RAISE(auto rows, table_->ScanSnapshot(options));
