@@ -58,6 +58,10 @@ ENTRIES: list[Known] = [
           "the Trino oracle suite runs only with LAKESYNC_TRINO_TESTS=1 (scripts/test-trino.sh; scripts/test.sh "
           "leaves tests/trino out)",
           max_count=100, reason=r"^Trino oracle unavailable: "),
+    Known("prism-suite-not-enabled", "environment",
+          "the Beam runs on Prism run only with LAKESYNC_PRISM_TESTS=1 (scripts/test-beam-prism.sh; scripts/test.sh "
+          "leaves tests/beam/test_beam_prism.py out)",
+          max_count=5, reason=r"^Prism runner unavailable: "),
     Known("beam-venv-missing", "environment",
           "the Beam venv is built by scripts/setup-beam.sh (scripts/test.sh)",
           max_count=50, reason=r"is missing: run scripts/setup-beam\.sh"),

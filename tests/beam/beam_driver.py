@@ -2,11 +2,12 @@
 (.tools/beam-venv: apache-beam 2.77.0, pyarrow 25, lakesync pip-installed), never imported by pytest.
 Prints one JSON document on standard output.
 
-    beam_driver.py sync JOB CATALOG_JSON --shards N [--runner multi|bundle] [--fail-stage-once DIR]
+    beam_driver.py sync JOB CATALOG_JSON --shards N [--runner multi|bundle|prism] [--fail-stage-once DIR]
                    [--fail-commit-once DIR]
     beam_driver.py read-delta TABLE START END OUT.parquet
     beam_driver.py write TABLE CATALOG_JSON IN.parquet OPTIONS_JSON --shards N
     beam_driver.py watch iceberg|delta TABLE CATALOG_JSON OUT_DIR OPTIONS_JSON [--stop-file F]
+                   [--runner fnapi|prism]
         (an unbounded read on the DirectRunner: every batch becomes OUT_DIR/<n>.parquet with its event
         time in the file's metadata; ends at the source's end bound, or when the stop file exists)
     beam_driver.py about
@@ -19,6 +20,7 @@ import json
 import os
 import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -31,7 +33,13 @@ import lakesync
 import lakesync.beam as lb
 
 
+PRISM = Path(__file__).resolve().parents[2] / ".tools/prism/bin/prism"
+
+
 def options(runner: str, workers: int = 2) -> PipelineOptions:
+    if runner == "prism":
+        # Beam's portable runner (scripts/setup-prism.sh); the Python SDK harness runs in this process.
+        return PipelineOptions(flags=[], runner="PrismRunner", prism_location=str(PRISM), environment_type="LOOPBACK")
     if runner == "multi":
         # Beam's DirectRunner with worker processes (the FnApiRunner; it does not retry bundles).
         return PipelineOptions(direct_running_mode="multi_processing", direct_num_workers=workers)
@@ -108,28 +116,35 @@ def watch(a) -> None:
                                      **options)
     else:
         read = lb.ReadDeltaChanges(a.table, streaming=True, **options)
-    # Beam's in-process FnApiRunner resumes the reader's checkpoints (its streaming BundleBasedDirectRunner
-    # cannot expand unbounded splittable DoFns in Beam 2.77). run() blocks until the stream ends: it runs
-    # in a thread, and the process ends when the stop file appears.
-    p = beam.Pipeline(options=PipelineOptions(flags=[], direct_running_mode="in_memory"))
+    if a.runner == "prism":
+        options = PipelineOptions(flags=[], runner="PrismRunner", streaming=True, prism_location=str(PRISM),
+                                  environment_type="LOOPBACK")
+    else:
+        # Beam's in-process FnApiRunner resumes the reader's checkpoints (the BundleBasedDirectRunner
+        # cannot: it knows only ProcessContinuation, and with streaming=True Beam 2.77 fails to expand
+        # unbounded splittable DoFns).
+        options = PipelineOptions(flags=[], direct_running_mode="in_memory")
+    p = beam.Pipeline(options=options)
     _ = p | read | beam.ParDo(WriteBatch(str(out)))
-    finished = threading.Event()
+
+    def stop_when_asked():
+        # The pipeline runs in the main thread (Prism's client installs signal handlers); the process
+        # ends when the stop file appears, with the runner's threads still running.
+        stop = Path(a.stop_file)
+        while not stop.exists():
+            time.sleep(0.2)
+        print(json.dumps({"finished": False, "errors": []}), flush=True)
+        os._exit(0)
+
+    if a.stop_file:
+        threading.Thread(target=stop_when_asked, daemon=True).start()
     errors = []
-
-    def run():
-        try:
-            p.run().wait_until_finish()
-        except Exception as e:  # reported below
-            errors.append(repr(e))
-        finished.set()
-
-    threading.Thread(target=run, daemon=True).start()
-    stop = Path(a.stop_file) if a.stop_file else None
-    while not finished.wait(0.2):
-        if stop is not None and stop.exists():
-            break
-    print(json.dumps({"finished": finished.is_set(), "errors": errors}), flush=True)
-    os._exit(1 if errors else 0)  # a running pipeline's threads must not keep the process alive
+    try:
+        p.run().wait_until_finish()
+    except Exception as e:  # reported below
+        errors.append(repr(e))
+    print(json.dumps({"finished": True, "errors": errors}), flush=True)
+    os._exit(1 if errors else 0)
 
 
 def main() -> None:
@@ -161,6 +176,7 @@ def main() -> None:
     wa.add_argument("out")
     wa.add_argument("options")
     wa.add_argument("--stop-file")
+    wa.add_argument("--runner", choices=["fnapi", "prism"], default="fnapi")
     sub.add_parser("about")
     a = parser.parse_args()
     if a.cmd == "watch":

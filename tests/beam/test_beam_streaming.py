@@ -54,6 +54,11 @@ def finish(proc, stop: Path, tmp: Path) -> dict:
 
 
 def test_unbounded_iceberg_read_emits_each_new_snapshot_once(beam, tmp_path):
+    check_unbounded_iceberg_read(beam, tmp_path, "fnapi")
+
+
+def check_unbounded_iceberg_read(beam, tmp_path, runner: str) -> None:
+    """The Iceberg case on a runner of beam_driver.py (also run on Prism: test_beam_prism.py)."""
     src = Warehouse(tmp_path / "src")
     cat = src.pyiceberg()
     cat.create_namespace("src")
@@ -72,7 +77,7 @@ def test_unbounded_iceberg_read_emits_each_new_snapshot_once(beam, tmp_path):
     out, stop = tmp_path / "out", tmp_path / "stop"
     options = {"poll_interval_seconds": 1, "include_metadata_columns": ICEBERG_META}
     proc = beam.start("watch", "iceberg", "src.items", src.config_file, out, json.dumps(options),
-                      "--stop-file", stop, tmp=tmp_path)
+                      "--stop-file", stop, "--runner", runner, tmp=tmp_path)
 
     def snapshots_seen():
         return {sid for t, _ in collected(out) for sid in t.column("_commit_snapshot_id").to_pylist()}
