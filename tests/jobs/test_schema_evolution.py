@@ -243,3 +243,48 @@ def test_delta_column_mapping_rename_is_followed(env):
     want = pa.table(want).to_pylist()
     assert len(want) == 3 and all(r["id"] is not None for r in want) and "full_name" in want[0]
     assert iceberg_rows(env) == sorted(want, key=by_row)
+
+
+def test_a_schema_change_racing_the_commit_fails_the_run_cleanly_and_the_rerun_follows(env):
+    """The job writes its files for the schema it is about to add; another writer changes the schema
+    before the job commits (held at the failpoint commit.pause until then). The commit must not land
+    on the other schema: the run fails saying so, and the next run evolves from the new schema."""
+    import subprocess
+    import time
+    from deltalake import write_deltalake
+    from conftest import LAKESYNC
+    src = env.root / "d"
+    delta_create(src)
+    job = delta_job(env, src)
+    env.run_job(job, "--once")
+    write_deltalake(str(src), pa.table({"id": pa.array([4], pa.int64()), "qty": pa.array([40], pa.int32()),
+                                        "price": pa.array([4.5], pa.float32()), "note": ["four"]}),
+                    mode="append", schema_mode="merge")
+    release = env.root / "release"
+    armed = dict(env.env, LAKESYNC_FAILPOINTS=f"commit.pause=wait:{release}")
+    proc = subprocess.Popen([str(LAKESYNC), "run", str(job), "--once"], env=armed, cwd=env.root,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while not list(env.root.glob("release.reached.*")):
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "the job did not reach its commit in 180 s"
+            time.sleep(0.02)  # polling a condition (a file), not timing anything
+        env.lakesync("table", "alter", "db.t", "add-column", "extra", "string")
+        release.touch()
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode != 0, out
+    assert "the schema of db.t changed" in err, err
+    t = iceberg_table(env)
+    assert [f.name for f in t.schema().fields] == ["id", "qty", "price", "extra"]
+    assert sorted(r["id"] for r in iceberg_rows(env)) == [1, 2, 3]
+
+    p, runs = env.run_job(job, "--once")
+    assert [r["status"] for r in runs] == ["committed"], p.stderr
+    fields = {f.name: f.field_id for f in iceberg_table(env).schema().fields}
+    assert fields == {"id": 1, "qty": 2, "price": 3, "extra": 4, "note": 5}
+    assert [{k: r[k] for k in ("id", "qty", "price", "note")} for r in iceberg_rows(env)] == delta_rows(src)
