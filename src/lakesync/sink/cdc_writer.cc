@@ -656,17 +656,18 @@ Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const Appl
   // 2. Equality deletes do not depend on the table state: written once.
   if (equality_deletes) {
     const auto& m = *table->metadata();
+    const auto schema = dest.write_schema();  // the delete images' schema (evolved with the data)
     std::vector<int32_t> ids;
-    for (const auto& k : dest.key_columns) ids.push_back(m.Schema()->FindFieldByName(k)->id);
-    ARROW_ASSIGN_OR_RAISE(auto splitter, iceberg::PartitionSplitter::Make(m.Schema(), m.Spec()));
+    for (const auto& k : dest.key_columns) ids.push_back(schema->FindFieldByName(k)->id);
+    ARROW_ASSIGN_OR_RAISE(auto splitter, iceberg::PartitionSplitter::Make(schema, m.Spec()));
     ARROW_ASSIGN_OR_RAISE(auto batch, equality_deletes->CombineChunksToBatch());
     ARROW_ASSIGN_OR_RAISE(auto groups, splitter->Split(batch));
     iceberg::FileNamer namer(table::DataLocation(m), 0, 0);
     for (const auto& g : groups) {
       iceberg::EqualityDeleteWriterOptions eq;
-      eq.table_schema = m.Schema();
+      eq.table_schema = schema;
       eq.equality_field_ids = ids;
-      eq.location = namer.NewLocation(m.Spec()->PartitionPath(*m.Schema(), g.partition), true);
+      eq.location = namer.NewLocation(m.Spec()->PartitionPath(*schema, g.partition), true);
       eq.output_factory = table->Outputs();
       eq.spec_id = m.Spec()->spec_id();
       eq.partition = g.partition;
