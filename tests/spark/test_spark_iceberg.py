@@ -542,3 +542,37 @@ def test_row_lineage_of_lakesync_commits_read_by_spark_and_kept_across_writers(t
     assert new_ids == list(range(next_row_id, next_row_id + 300)), (new_ids[:3], next_row_id)
     assert_reads(lake, name, [with_values(r, s="spark") if col(r, "id") in updated else r
                               for r in ROWS[:1300] if col(r, "id") not in gone], "after both writers")
+
+
+def test_spark_reads_a_table_whose_schema_lakesync_evolved(tmp_path, spark):
+    """`lakesync table alter` (issue 16): Spark reads the files written before the changes by field id
+    (the added column null, the renamed one by id, the widened ones promoted) and the rows after."""
+    import pyarrow.parquet as pq
+
+    lake = Lake(tmp_path, spark)
+    schema = tmp_path / "ev.schema.yaml"
+    schema.write_text("fields:\n  - {name: id, type: long, required: true}\n  - {name: n, type: int}\n"
+                      "  - {name: x, type: float}\n  - {name: name, type: string}\nidentifier-fields: [id]\n")
+    lake.cli.ok("table", "create", "db.ev", "--schema", schema, "--format-version", 2)
+    old = tmp_path / "old.parquet"
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64()), "n": pa.array([10, None], pa.int32()),
+                             "x": pa.array([1.5, 2.5], pa.float32()), "name": ["a", "b"]}), old)
+    lake.cli.ok("table", "append", "db.ev", old)
+    for change in (("add-column", "city", "string"), ("rename-column", "name", "label"), ("widen", "n", "long"),
+                   ("widen", "x", "double")):
+        lake.cli.ok("table", "alter", "db.ev", *change)
+    new = tmp_path / "new.parquet"
+    pq.write_table(pa.table({"id": pa.array([3], pa.int64()), "n": pa.array([2**40], pa.int64()), "x": [0.25],
+                             "label": ["c"], "city": ["porto"]}), new)
+    lake.cli.ok("table", "append", "db.ev", new)
+
+    out = tmp_path / "spark-evolved"
+    spark.query_to_parquet(f"SELECT id, n, x, label, city FROM {lake.table('db.ev')}", out)
+    got = sorted(SR.read_parquet_dir(out).to_pylist(), key=lambda r: r["id"])
+    assert got == [{"id": 1, "n": 10, "x": 1.5, "label": "a", "city": None},
+                   {"id": 2, "n": None, "x": 2.5, "label": "b", "city": None},
+                   {"id": 3, "n": 2**40, "x": 0.25, "label": "c", "city": "porto"}]
+    described = {r["col_name"]: r["data_type"] for r in lake.sql(f"DESCRIBE TABLE {lake.table('db.ev')}")
+                 if r["col_name"] and not r["col_name"].startswith("#")}
+    assert [described[c] for c in ("id", "n", "x", "label", "city")] == ["bigint", "bigint", "double", "string",
+                                                                         "string"]

@@ -97,6 +97,7 @@ void RegisterNamespaceCommands(Cli& cli);
 void RegisterTableCommands(Cli& cli);
 // table expire-snapshots (cmd_table_maintenance.cc), under the `table` command.
 void RegisterTableMaintenance(Cli& cli, CLI::App* table_cmd);
+void RegisterTableAlter(Cli& cli, CLI::App* table_cmd);
 void RegisterScanCommand(Cli& cli);
 void RegisterApplyCommand(Cli& cli);
 void RegisterChangesCommand(Cli& cli);

@@ -460,6 +460,7 @@ void RegisterTableCommands(Cli& cli) {
   RegisterDrop(cli, table_cmd);
   RegisterUpgrade(cli, table_cmd);
   RegisterTableMaintenance(cli, table_cmd);
+  RegisterTableAlter(cli, table_cmd);
 }
 
 }  // namespace lakesync::cli

@@ -9,6 +9,7 @@
 #include <arrow/record_batch.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +59,20 @@ class ChangeSource {
   // the control columns named below. Errors are raised before the first batch where the source can
   // validate the range up front.
   virtual Result<std::shared_ptr<arrow::RecordBatchReader>> ReadChanges(int64_t from, int64_t through) = 0;
+
+  // Schema changes (schema_evolution, docs/jobs.md). The ordinals in (from, through] whose commit
+  // changes the schema and where a read must therefore start anew: a run splits its range there and
+  // commits each part with its own schema (the Delta change feed is read with one schema). Sources
+  // whose reads project every commit to the newest schema (Iceberg's changelog) return none.
+  virtual Result<std::vector<int64_t>> SchemaChangesIn(int64_t from, int64_t through) {
+    return std::vector<int64_t>{};
+  }
+  // The columns renamed between the schema of the commit `before` and the schema that reads from
+  // `at` on produce (old name → new name), matched by the source's stable column ids (Iceberg field
+  // ids, Delta column-mapping physical names). Empty where the source cannot tell.
+  virtual Result<std::map<std::string, std::string>> RenamesSince(int64_t before, int64_t at) {
+    return std::map<std::string, std::string>{};
+  }
 
   // The table as of `ordinal`, every row an insert (same control columns), for the initial import.
   virtual Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshot(int64_t ordinal) = 0;

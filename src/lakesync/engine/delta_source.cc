@@ -85,6 +85,53 @@ class DeltaSource : public ChangeSource {
     return table_->ReadChanges(options);
   }
 
+  Result<std::vector<int64_t>> SchemaChangesIn(int64_t from, int64_t through) override {
+    // Only commits with a metaData action can change the schema; most have none, so the state is
+    // rebuilt only for those (a metaData that changes properties alone is no schema change).
+    std::vector<int64_t> out;
+    std::optional<std::string> previous;
+    for (int64_t v = from + 1; v <= through; ++v) {
+      auto it = table_->listing().commits.find(v);
+      if (it == table_->listing().commits.end()) continue;  // the change feed reports a missing commit
+      ARROW_ASSIGN_OR_RAISE(auto actions, delta::ReadCommit(*table_->io(), it->second));
+      const bool has_metadata = std::any_of(actions.begin(), actions.end(), [](const auto& a) { return a.metadata; });
+      if (!has_metadata) continue;
+      if (!previous) {
+        LS_ASSIGN_OR_RAISE_CTX(auto at_from, table_->SchemaAt(v - 1), "{} at version {}", table_->location(), v - 1);
+        previous = at_from.fingerprint;
+      }
+      LS_ASSIGN_OR_RAISE_CTX(auto at_v, table_->SchemaAt(v), "{} at version {}", table_->location(), v);
+      if (at_v.fingerprint != *previous) out.push_back(v);
+      previous = at_v.fingerprint;
+    }
+    return out;
+  }
+
+  Result<std::map<std::string, std::string>> RenamesSince(int64_t before, int64_t at) override {
+    // Under column mapping a rename changes the logical name only; the physical name stays.
+    std::map<std::string, std::string> renames;
+    auto old_schema = table_->SchemaAt(before);
+    if (!old_schema.ok()) {
+      LS_LOG_WARN("schema_evolution: cannot read the schema of {} at version {} to look for renamed columns: {}",
+                  table_->location(), before, old_schema.status().message());
+      return renames;
+    }
+    LS_ASSIGN_OR_RAISE_CTX(auto new_schema, table_->SchemaAt(at), "{} at version {}", table_->location(), at);
+    if (new_schema.mode == delta::ColumnMappingMode::kNone || old_schema->mode == delta::ColumnMappingMode::kNone) {
+      return renames;
+    }
+    std::map<std::string, std::string> old_by_physical;
+    for (size_t i = 0; i < old_schema->physical_names.size(); ++i) {
+      old_by_physical[old_schema->physical_names[i]] = old_schema->output->field(static_cast<int>(i))->name();
+    }
+    for (size_t i = 0; i < new_schema.physical_names.size(); ++i) {
+      auto it = old_by_physical.find(new_schema.physical_names[i]);
+      const std::string& name = new_schema.output->field(static_cast<int>(i))->name();
+      if (it != old_by_physical.end() && it->second != name) renames[it->second] = name;
+    }
+    return renames;
+  }
+
   Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshot(int64_t ordinal) override {
     if (ordinal > table_->latest_version()) ARROW_RETURN_NOT_OK(table_->Refresh());
     delta::SnapshotScanOptions options;

@@ -126,6 +126,24 @@ class IcebergSource : public ChangeSource {
     return std::make_shared<OwningReader>(std::move(source), std::move(reader));
   }
 
+  Result<std::map<std::string, std::string>> RenamesSince(int64_t before, int64_t /*at*/) override {
+    // Reads project every snapshot to the current schema: a field id whose top-level name differs
+    // between the schema of snapshot `before` and the current one was renamed.
+    std::map<std::string, std::string> renames;
+    ARROW_ASSIGN_OR_RAISE(table_, table::Table::Load(catalog_, id_));
+    const auto& m = *table_->metadata();
+    auto snapshot = SnapshotWithSequence(before);
+    if (!snapshot.ok() || !(*snapshot)->schema_id) return renames;  // expired, or no schema recorded
+    auto old_schema = m.SchemaById(*(*snapshot)->schema_id);
+    auto current = m.Schema();
+    if (!old_schema || !current) return renames;
+    for (const auto& f : old_schema->fields()) {
+      const int index = current->TopLevelIndex(f.id);
+      if (index >= 0 && current->fields()[index].name != f.name) renames[f.name] = current->fields()[index].name;
+    }
+    return renames;
+  }
+
   Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshot(int64_t ordinal) override {
     ARROW_ASSIGN_OR_RAISE(table_, table::Table::Load(catalog_, id_));
     ARROW_ASSIGN_OR_RAISE(auto snapshot, SnapshotWithSequence(ordinal));

@@ -21,8 +21,18 @@ namespace {
 using Json = nlohmann::json;
 
 const std::vector<std::string>& JobKeys() {
-  static const std::vector<std::string> keys = {"name", "source", "sink", "schedule", "retry", "threads"};
+  static const std::vector<std::string> keys = {"name",  "source",  "sink",
+                                                "schedule", "retry", "threads", "schema_evolution"};
   return keys;
+}
+
+// `schema_evolution: additive | none` (docs/jobs.md): how the target follows the source's schema.
+Status ParseJobSchemaEvolution(const Json& document, const std::string& where, JobConfig& job) {
+  if (!document.contains("schema_evolution") || document.at("schema_evolution").is_null()) return Status::OK();
+  const Json& v = document.at("schema_evolution");
+  if (!v.is_string()) return InvalidArgument("{}: schema_evolution must be additive or none", where);
+  ARROW_ASSIGN_OR_RAISE(job.schema_evolution, sink::ParseSchemaEvolution(v.get<std::string>(), where));
+  return Status::OK();
 }
 
 Result<SourceType> ParseSourceType(const Json& source, std::string_view where) {
@@ -283,6 +293,7 @@ Result<JobConfig> ParseJobConfig(const Json& document, std::string location) {
     }
     job.threads = v.get<int>();
   }
+  ARROW_RETURN_NOT_OK(ParseJobSchemaEvolution(document, where, job));
   if (document.contains("retry") && !document.at("retry").is_null()) {
     const Json& retry = document.at("retry");
     ARROW_RETURN_NOT_OK(CheckKnownKeys(retry, {"max_attempts", "initial_backoff_seconds"}, where + ": retry"));

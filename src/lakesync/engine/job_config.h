@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lakesync/common/status.h"
+#include "lakesync/sink/schema_evolution.h"
 #include "lakesync/sink/sink_config.h"
 
 namespace lakesync::engine {
@@ -74,6 +75,10 @@ struct JobConfig {
   // `threads`: the size of the engine's executor for this job (common/executor.h); the CLI's
   // --threads and LAKESYNC_THREADS take precedence. Unset: the machine's cores.
   std::optional<int> threads;
+  // `schema_evolution`: additive (default) changes the target's schema with the data when the
+  // source's changes (new columns, widened types, renames); none leaves it as it is
+  // (sink/schema_evolution.h, docs/jobs.md "Schema changes").
+  sink::SchemaEvolution schema_evolution = sink::SchemaEvolution::kAdditive;
 };
 
 // "15m", "30s", "1h", "1h30m", "90" (seconds), or a YAML number of seconds; > 0.

@@ -349,6 +349,12 @@ Result<RunSummary> JobRunner::RunOnceAttempt(const RunOptions& options) {
   summary.from = from;
   summary.through = through;
   summary.initial_snapshot = plan.initial_snapshot;
+  if (!plan.initial_snapshot && !plan.overwrite && job_.schema_evolution == sink::SchemaEvolution::kAdditive) {
+    ARROW_ASSIGN_OR_RAISE(auto applied, ApplyBySchema(plan, options));
+    summary.apply = std::move(applied);
+    if (AllSkipped(summary.apply)) return finish("skipped", summary.apply.tables.front().message);
+    return finish("committed", "");
+  }
   ARROW_ASSIGN_OR_RAISE(auto changes, Read(ReadTask{from, through, plan.initial_snapshot}));
   if (plan.overwrite) {
     LS_ASSIGN_OR_RAISE_CTX(auto targets, InspectTargets(*catalog_, job_.sink.table), "{}", job_.location);
@@ -366,11 +372,100 @@ Result<RunSummary> JobRunner::RunOnceAttempt(const RunOptions& options) {
   sink::ApplyOptions apply;
   apply.source_position = plan.position;
   apply.source_name = summary.source;
+  apply.schema_evolution = job_.schema_evolution;
   ARROW_ASSIGN_OR_RAISE(summary.apply, writer->Apply(*observed, apply));
   if (AllSkipped(summary.apply)) {
     return finish("skipped", summary.apply.tables.front().message);
   }
   return finish("committed", "");
+}
+
+namespace {
+
+// One run's applies, one per part of its range, summed into one result (one entry per table: counts
+// added, the last part's snapshot).
+void AddApply(sink::ApplyResult& total, sink::ApplyResult part) {
+  for (auto& t : part.tables) {
+    auto it = std::find_if(total.tables.begin(), total.tables.end(), [&](const auto& x) { return x.table == t.table; });
+    if (it == total.tables.end()) {
+      total.tables.push_back(std::move(t));
+      continue;
+    }
+    it->created |= t.created;
+    if (!t.skipped) {
+      it->skipped = false;
+      it->message = t.message;
+    }
+    if (t.snapshot_id) it->snapshot_id = t.snapshot_id;
+    it->rows_written += t.rows_written;
+    it->rows_deleted += t.rows_deleted;
+    it->missing_deletes += t.missing_deletes;
+    it->data_files += t.data_files;
+    it->delete_files += t.delete_files;
+    it->data_bytes += t.data_bytes;
+    it->attempts += t.attempts;
+  }
+  auto& c = total.changes;
+  const auto& p = part.changes;
+  c.changes += p.changes;
+  c.inserts += p.inserts;
+  c.update_befores += p.update_befores;
+  c.update_afters += p.update_afters;
+  c.deletes += p.deletes;
+  c.keys += p.keys;
+  c.rows_to_write += p.rows_to_write;
+  c.keys_to_delete += p.keys_to_delete;
+  c.collapsed_away += p.collapsed_away;
+  c.dead_letters += p.dead_letters;
+  c.spilled_bytes += p.spilled_bytes;
+  total.dead_letters += part.dead_letters;
+  if (!part.dead_letter_location.empty()) total.dead_letter_location = part.dead_letter_location;
+}
+
+}  // namespace
+
+Result<sink::ApplyResult> JobRunner::ApplyBySchema(const RunPlan& plan, const RunOptions& options) {
+  // A range that crosses schema changes is applied in parts, one per schema, each committed with its
+  // own position: the rows before a change are written with the schema they had (the columns added
+  // later are null in them), and each part's commit carries the schema change it needs with its
+  // snapshot. A failure in a later part leaves the earlier parts committed; the next run resumes
+  // after the last committed part.
+  ARROW_ASSIGN_OR_RAISE(auto changes_at, source_->SchemaChangesIn(plan.from, plan.through));
+  std::vector<std::pair<int64_t, int64_t>> parts;
+  int64_t start = plan.from;
+  for (int64_t at : changes_at) {
+    if (at <= start || at > plan.through) continue;
+    parts.emplace_back(start, at - 1);
+    start = at;
+  }
+  parts.emplace_back(start, plan.through);
+  if (parts.size() > 1) {
+    LS_LOG_INFO("job {}: the source's schema changes at position(s) {} inside {}..{}; applying {} parts, each "
+                "committed with its own schema", job_.name, fmt::join(changes_at, ", "), plan.from, plan.through,
+                parts.size());
+  }
+  ARROW_ASSIGN_OR_RAISE(auto config, SinkConfigForRun());
+  sink::ApplyResult total;
+  std::optional<int64_t> before = plan.committed_before;
+  for (const auto& [from, through] : parts) {
+    sink::ApplyOptions apply;
+    apply.source_position = source_->PositionText(through);
+    apply.source_name = source_->Describe();
+    apply.schema_evolution = job_.schema_evolution;
+    if (before) {
+      LS_ASSIGN_OR_RAISE_CTX(apply.column_renames, source_->RenamesSince(*before, from),
+                             "{}: looking for renamed columns", job_.location);
+    }
+    ARROW_ASSIGN_OR_RAISE(auto changes, Read(ReadTask{from, through, false}));
+    auto observed = std::make_shared<ObservedReader>(changes, std::vector<std::string>{}, [&](int64_t rows) {
+      if (options.progress) options.progress(rows, from, through);
+    });
+    ARROW_ASSIGN_OR_RAISE(auto writer, sink::CdcWriter::Make(catalog_, config));
+    LS_ASSIGN_OR_RAISE_CTX(auto result, writer->Apply(*observed, apply), "applying positions {}..{}", from, through);
+    AddApply(total, std::move(result));
+    before = through;
+  }
+  return total;
 }
 
 void JobRunner::LogRun(const RunSummary& summary, bool repeated) const {

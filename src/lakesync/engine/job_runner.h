@@ -143,6 +143,8 @@ class JobRunner {
   // The sink options for this run: equality_columns from the source's identifier fields when the job
   // names none and the target does not exist yet.
   Result<sink::SinkConfig> SinkConfigForRun();
+  // schema_evolution additive: applies the plan's range in parts split at the source's schema changes.
+  Result<sink::ApplyResult> ApplyBySchema(const RunPlan& plan, const RunOptions& options);
   void LogRun(const RunSummary& summary, bool repeated) const;
 
   JobConfig job_;

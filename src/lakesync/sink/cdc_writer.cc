@@ -9,6 +9,7 @@
 #include <arrow/record_batch.h>
 #include <arrow/table.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <optional>
@@ -210,6 +211,11 @@ struct CdcWriter::Destination {
   std::unique_ptr<plan::ChangeCollapser> collapser;
   std::unique_ptr<iceberg::RollingDataWriter> append_writer;
   std::vector<std::string> written;  // files to delete if we fail
+  // schema_evolution: the schema the rows are written with, committed with the snapshot; unset when
+  // the table's schema stays.
+  std::optional<iceberg::EvolvedSchema> evolved;
+  // The schema rows are written with: the evolved one, else the table's current one.
+  iceberg::SchemaPtr write_schema() const { return evolved ? evolved->schema : table->metadata()->Schema(); }
   ~Destination() {
     if (append_writer) {
       for (const auto& f : append_writer->Abort()) (void)table->io()->Delete(f);
@@ -341,7 +347,10 @@ Result<CdcWriter::Destination*> CdcWriter::DestinationFor(const std::string& nam
   // Files of earlier attempts that never committed go first; this attempt's files are recorded.
   ARROW_RETURN_NOT_OK(table::BeginWriteAttempt(*dest->table));
   const auto& m = *dest->table->metadata();
-  auto schema = m.Schema();
+  if (options.schema_evolution == SchemaEvolution::kAdditive && !pinned_ && evolution_allowed_) {
+    ARROW_RETURN_NOT_OK(EvolveFor(*dest, *input_schema, input_columns, options));
+  }
+  auto schema = dest->write_schema();
   for (const auto& f : schema->fields()) {
     if (std::find(input_columns.begin(), input_columns.end(), f.name) != input_columns.end()) {
       dest->table_columns.push_back(f.name);
@@ -425,11 +434,37 @@ Result<CdcWriter::Destination*> CdcWriter::DestinationFor(const std::string& nam
                            "applying changes to {}", name);
   } else {
     auto writer_options = table::DataWriterOptionsFor(*dest->table);
+    writer_options.schema = dest->write_schema();
     for (const auto& [k, v] : config_.write_properties) writer_options.properties[k] = v;
     ARROW_ASSIGN_OR_RAISE(dest->append_writer, iceberg::RollingDataWriter::Make(writer_options));
   }
   destinations_.push_back(std::move(dest));
   return destinations_.back().get();
+}
+
+Status CdcWriter::EvolveFor(Destination& dest, const arrow::Schema& input_schema,
+                            const std::vector<std::string>& input_columns, const ApplyOptions& options) {
+  const auto& m = *dest.table->metadata();
+  SchemaEvolutionInput what;
+  what.table_name = dest.name;
+  what.source_name = options.source_name;
+  what.position = options.source_position.value_or("");
+  what.input_columns = input_columns;
+  if (!config_.equality_columns.empty()) {
+    what.key_columns = config_.equality_columns;
+  } else {
+    for (int32_t id : m.Schema()->identifier_field_ids()) what.key_columns.push_back(m.Schema()->FindColumnName(id));
+  }
+  what.renames = options.column_renames;
+  ARROW_ASSIGN_OR_RAISE(auto changes, PlanSchemaEvolution(m, input_schema, what));
+  if (changes.empty()) return Status::OK();
+  LS_ASSIGN_OR_RAISE_CTX(auto evolved, iceberg::EvolveSchema(m, changes), "schema_evolution: table {}", dest.name);
+  if (!evolved.changed) return Status::OK();
+  std::vector<std::string> said;
+  for (const auto& c : changes) said.push_back(c.ToString());
+  LS_LOG_INFO("schema_evolution: {} follows the source's schema in this commit: {}", dest.name, fmt::join(said, ", "));
+  dest.evolved = std::move(evolved);
+  return Status::OK();
 }
 
 std::pair<std::string, int64_t> CdcWriter::InputRow(const ApplyOptions& options, bool contiguous) const {
@@ -559,6 +594,7 @@ Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const Appl
     data_files = std::move(*closed);
   } else {
     auto writer_options = table::DataWriterOptionsFor(*table);
+    writer_options.schema = dest.write_schema();
     for (const auto& [k, v] : config_.write_properties) writer_options.properties[k] = v;
     ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::RollingDataWriter::Make(writer_options));
     Status st = [&]() -> Status {
@@ -620,17 +656,18 @@ Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const Appl
   // 2. Equality deletes do not depend on the table state: written once.
   if (equality_deletes) {
     const auto& m = *table->metadata();
+    const auto schema = dest.write_schema();  // the delete images' schema (evolved with the data)
     std::vector<int32_t> ids;
-    for (const auto& k : dest.key_columns) ids.push_back(m.Schema()->FindFieldByName(k)->id);
-    ARROW_ASSIGN_OR_RAISE(auto splitter, iceberg::PartitionSplitter::Make(m.Schema(), m.Spec()));
+    for (const auto& k : dest.key_columns) ids.push_back(schema->FindFieldByName(k)->id);
+    ARROW_ASSIGN_OR_RAISE(auto splitter, iceberg::PartitionSplitter::Make(schema, m.Spec()));
     ARROW_ASSIGN_OR_RAISE(auto batch, equality_deletes->CombineChunksToBatch());
     ARROW_ASSIGN_OR_RAISE(auto groups, splitter->Split(batch));
     iceberg::FileNamer namer(table::DataLocation(m), 0, 0);
     for (const auto& g : groups) {
       iceberg::EqualityDeleteWriterOptions eq;
-      eq.table_schema = m.Schema();
+      eq.table_schema = schema;
       eq.equality_field_ids = ids;
-      eq.location = namer.NewLocation(m.Spec()->PartitionPath(*m.Schema(), g.partition), true);
+      eq.location = namer.NewLocation(m.Spec()->PartitionPath(*schema, g.partition), true);
       eq.output_factory = table->Outputs();
       eq.spec_id = m.Spec()->spec_id();
       eq.partition = g.partition;
@@ -706,6 +743,7 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
     all.insert(all.end(), attempt_delete_files.begin(), attempt_delete_files.end());
     return static_cast<int64_t>(DistinctFiles(all));
   };
+  if (dest.evolved) files.schema = dest.evolved;
   auto committed = CommitFiles(table, files, config_, options.source_position, resolve);
   if (committed.ok()) {
     switch (committed->outcome) {
@@ -745,6 +783,11 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
 
 Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const ApplyOptions& options) {
   destinations_.clear();
+  evolution_allowed_ = true;
+  struct Disallow {
+    bool& flag;
+    ~Disallow() { flag = false; }
+  } disallow{evolution_allowed_};
   batch_first_row_ = 0;
   ApplyResult result;
   // A template writes several tables: where the catalog can, their commits are held back and made

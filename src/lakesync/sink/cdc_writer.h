@@ -19,6 +19,7 @@
 #include <arrow/type_fwd.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,7 @@
 #include "lakesync/catalog/catalog.h"
 #include "lakesync/iceberg/model/data_file.h"
 #include "lakesync/plan/change_collapser.h"
+#include "lakesync/sink/schema_evolution.h"
 #include "lakesync/sink/sink_config.h"
 #include "lakesync/table/table.h"
 
@@ -91,6 +93,12 @@ struct ApplyOptions {
   // the input's name (a file) and the number of rows of that input before it, so that errors name
   // the row as the user counts it. Unset: source_name and the ordinal itself.
   std::function<std::pair<std::string, int64_t>(int64_t)> locate_input_row;
+  // Whether the table's schema follows the input's (sink/schema_evolution.h): with kAdditive, new
+  // columns, widened types and `column_renames` (old → new names, as the source reports them) change
+  // the table's schema in the same commit as the data. Apply only; a distributed apply (Prepare/Stage)
+  // never changes the schema.
+  SchemaEvolution schema_evolution = SchemaEvolution::kNone;
+  std::map<std::string, std::string> column_renames;
 };
 
 struct ApplyTarget;
@@ -145,6 +153,9 @@ class CdcWriter {
   // The input name and rows before the batch being routed, for ConformBatch's messages.
   std::pair<std::string, int64_t> InputRow(const ApplyOptions& options, bool contiguous) const;
   Result<TableApplyResult> Finish(Destination& destination, const ApplyOptions& options);
+  // schema_evolution: plans the destination's new schema from the input (sink/schema_evolution.h).
+  Status EvolveFor(Destination& destination, const arrow::Schema& input_schema,
+                   const std::vector<std::string>& input_columns, const ApplyOptions& options);
   Status CheckDistributable() const;
 
   std::shared_ptr<catalog::Catalog> catalog_;
@@ -152,6 +163,7 @@ class CdcWriter {
   SinkConfig config_;
   std::vector<std::unique_ptr<Destination>> destinations_;
   const ApplyTarget* pinned_ = nullptr;  // Stage: destinations open this state, never create
+  bool evolution_allowed_ = false;       // inside Apply only: its commit carries the schema change
 };
 
 }  // namespace lakesync::sink

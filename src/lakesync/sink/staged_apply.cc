@@ -245,6 +245,7 @@ Result<CommitFilesResult> CommitFiles(const std::shared_ptr<table::Table>& table
   for (const auto& f : files.data_files) update.AddDataFile(f);
   for (const auto& f : files.delete_files) update.AddDeleteFile(f);
   for (const auto& [path, referenced] : files.removed_deletes) update.RemoveDeleteFile(path, referenced);
+  if (files.schema) update.SetSchema(*files.schema, *table->metadata());
   std::set<std::string> resolved;  // by `resolve`, for the attempt being made
   if (resolve) {
     update.SetAttemptDeletes([&](table::AttemptDeletes& deletes) {

@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lakesync/iceberg/model/data_file.h"
+#include "lakesync/iceberg/model/schema_update.h"
 #include "lakesync/plan/change_collapser.h"
 #include "lakesync/sink/sink_config.h"
 #include "lakesync/table/row_deletes.h"
@@ -106,6 +107,8 @@ struct FilesToCommit {
   std::vector<iceberg::DataFile> delete_files;
   std::vector<std::pair<std::string, std::string>> removed_deletes;
   std::set<std::string> resolved_data_files;
+  // schema_evolution: the schema the files were written with, made current in the same commit.
+  std::optional<iceberg::EvolvedSchema> schema;
 };
 
 enum class CommitOutcome {

@@ -1,5 +1,7 @@
 #include "lakesync/table/snapshot_update.h"
 
+#include "lakesync/iceberg/commit/schema_commit.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -133,7 +135,7 @@ Status SnapshotUpdate::WriteManifests(const std::vector<const DataFile*>& data,
                                       files.front()->file_path, key.second);
     iceberg::ManifestWriterOptions options;
     options.format_version = m.format_version;
-    options.schema = m.Schema();
+    options.schema = schema_ ? schema_->schema : m.Schema();  // the schema the files were written with
     options.spec = spec;
     options.content = key.first == 0 ? ManifestContent::kData : ManifestContent::kDeletes;
     options.codec = ManifestCodec(m);
@@ -403,6 +405,22 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   snapshot->manifest_list = list_options.location;
   snapshot->summary = summary;
   snapshot->schema_id = base.current_schema_id;
+  // schema_evolution: the new schema lands with the snapshot, which names it.
+  std::vector<iceberg::TableUpdate> schema_updates;
+  std::vector<iceberg::TableRequirement> schema_requirements;
+  if (schema_) {
+    if (base.current_schema_id == schema_base_id_ && base.last_column_id == schema_base_last_column_id_) {
+      schema_updates = iceberg::SchemaChangeUpdates(*schema_);
+      schema_requirements = {iceberg::AssertCurrentSchemaId{base.current_schema_id},
+                             iceberg::AssertLastAssignedFieldId{base.last_column_id}};
+      snapshot->schema_id = iceberg::SchemaIdAfterAdd(base, *schema_->schema);
+    } else if (!base.Schema()->SameSchema(*schema_->schema)) {
+      return WithFlag(CommitConflict("the schema of {} changed (now schema {}) while this commit was written for "
+                                     "schema {}; run again to write for the new schema",
+                                     table_->name(), base.current_schema_id, schema_base_id_),
+                      ErrorFlag::kNotRetryable);
+    }
+  }
   if (base.format_version >= 3) {
     snapshot->first_row_id = base.next_row_id;
     snapshot->added_rows = written.added_rows;
@@ -414,8 +432,10 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
                                    parent ? std::optional<int64_t>(parent->snapshot_id) : std::nullopt}};
   iceberg::SnapshotRef ref;
   ref.snapshot_id = snapshot_id;
-  std::vector<iceberg::TableUpdate> updates = {iceberg::AddSnapshot{snapshot},
-                                               iceberg::SetSnapshotRef{iceberg::kMainBranch, ref}};
+  requirements.insert(requirements.end(), schema_requirements.begin(), schema_requirements.end());
+  std::vector<iceberg::TableUpdate> updates = schema_updates;
+  updates.push_back(iceberg::AddSnapshot{snapshot});
+  updates.push_back(iceberg::SetSnapshotRef{iceberg::kMainBranch, ref});
   if (!table_properties_.empty()) updates.push_back(iceberg::SetProperties{table_properties_});
   Failpoint(kFailpointBeforeCommit);
   // The catalog names the new metadata file; it is recorded with this attempt's files all the same.

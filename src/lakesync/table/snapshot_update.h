@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "lakesync/iceberg/model/data_file.h"
+#include "lakesync/iceberg/model/schema_update.h"
 #include "lakesync/table/table.h"
 
 namespace lakesync::table {
@@ -81,6 +82,15 @@ class SnapshotUpdate {
   // refreshed one after a conflict). With them a conflict the validations find is retried too, since
   // the rebuilt deletes follow the new state; without them such a conflict is final (kNotRetryable).
   void SetAttemptDeletes(std::function<Status(AttemptDeletes&)> build) { attempt_deletes_ = std::move(build); }
+  // Makes `evolved` (computed from `base`, the table state the files were written for) the current
+  // schema in the same commit as the snapshot: AddSchema + SetCurrentSchema + the snapshot, which
+  // names the new schema. A retry on a state whose schema another writer changed in between fails
+  // (kNotRetryable): the files were written for the schema this commit was to make current.
+  void SetSchema(iceberg::EvolvedSchema evolved, const iceberg::TableMetadata& base) {
+    schema_ = std::move(evolved);
+    schema_base_id_ = base.current_schema_id;
+    schema_base_last_column_id_ = base.last_column_id;
+  }
   // When an attempt has nothing to add or remove, return a `skipped` result instead of committing.
   void SkipIfEmpty() { skip_if_empty_ = true; }
   // Adds fixed delete changes (files written once, by the caller).
@@ -118,6 +128,9 @@ class SnapshotUpdate {
   std::optional<std::string> operation_;
   std::function<Status(AttemptDeletes&)> attempt_deletes_;
   bool skip_if_empty_ = false;
+  std::optional<iceberg::EvolvedSchema> schema_;
+  int32_t schema_base_id_ = 0;
+  int32_t schema_base_last_column_id_ = 0;
   // Manifests holding the added files, written once.
   std::vector<iceberg::ManifestFile> new_manifests_;
   std::vector<std::string> written_files_;  // everything this update wrote, for cleanup
