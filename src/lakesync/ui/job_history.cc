@@ -5,6 +5,7 @@
 #include "lakesync/engine/job_runner.h"
 #include "lakesync/sink/cdc_writer.h"
 #include "lakesync/sink/progress.h"
+#include "lakesync/ui/table_health.h"
 
 namespace lakesync::ui {
 namespace {
@@ -37,7 +38,7 @@ Json LagPoint(int64_t at_ms, const char* point, const SinkRun* position, const e
 
 Json SinkRun::ToJson() const {
   Json j = {{"table", table},
-            {"snapshot_id", snapshot_id},
+            {"snapshot_id", SnapshotIdJson(snapshot_id)},
             {"sequence_number", sequence_number},
             {"timestamp_ms", timestamp_ms},
             {"operation", operation},

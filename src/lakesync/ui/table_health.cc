@@ -20,6 +20,14 @@ using iceberg::FileContent;
 
 Json OptionalNumber(const std::optional<int64_t>& v) { return v ? Json(*v) : Json(nullptr); }
 
+}  // namespace
+
+// Snapshot ids are 64-bit: as JSON numbers JavaScript would round them (it has 53 bits), so the API
+// gives them as strings.
+Json SnapshotIdJson(std::optional<int64_t> id) { return id ? Json(std::to_string(*id)) : Json(nullptr); }
+
+namespace {
+
 std::optional<int64_t> SummaryInt(const iceberg::Snapshot& s, const char* key) {
   auto it = s.summary.find(key);
   if (it == s.summary.end()) return std::nullopt;
@@ -41,8 +49,8 @@ double Ratio(int64_t part, int64_t whole) { return whole > 0 ? static_cast<doubl
 
 // One row of the snapshot timeline.
 Json SnapshotRow(const iceberg::Snapshot& s, bool current) {
-  Json row = {{"snapshot_id", s.snapshot_id},
-              {"parent_snapshot_id", s.parent_snapshot_id ? Json(*s.parent_snapshot_id) : Json(nullptr)},
+  Json row = {{"snapshot_id", SnapshotIdJson(s.snapshot_id)},
+              {"parent_snapshot_id", SnapshotIdJson(s.parent_snapshot_id)},
               {"sequence_number", s.sequence_number},
               {"timestamp_ms", s.timestamp_ms},
               {"operation", s.operation()},
@@ -136,7 +144,8 @@ Json SchemaHistory(const iceberg::TableMetadata& m) {
                 {"fields", SchemaFields(*schema)},
                 {"changes", changes}};
     auto it = first_use.find(schema->schema_id());
-    row["first_snapshot_id"] = it == first_use.end() ? Json(nullptr) : Json(it->second->snapshot_id);
+    row["first_snapshot_id"] =
+        SnapshotIdJson(it == first_use.end() ? std::nullopt : std::optional<int64_t>(it->second->snapshot_id));
     row["first_timestamp_ms"] = it == first_use.end() ? Json(nullptr) : Json(it->second->timestamp_ms);
     out.push_back(row);
     previous = schema.get();
@@ -155,7 +164,7 @@ Json TableOverview(const table::Table& table) {
               {"location", m.location},
               {"snapshots", m.snapshots.size()},
               {"last_updated_ms", m.last_updated_ms}};
-  row["current_snapshot_id"] = current ? Json(current->snapshot_id) : Json(nullptr);
+  row["current_snapshot_id"] = SnapshotIdJson(current ? std::optional<int64_t>(current->snapshot_id) : std::nullopt);
   row["last_commit_ms"] = current ? Json(current->timestamp_ms) : Json(nullptr);
   row["last_operation"] = current ? Json(current->operation()) : Json(nullptr);
   row["rows"] = current ? OptionalNumber(sink::LiveRecords(*current)) : Json(0);

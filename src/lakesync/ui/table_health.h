@@ -32,6 +32,9 @@ struct TableHealthOptions {
   size_t max_partitions = 1000;  // the largest by bytes
 };
 
+// A snapshot id as the API gives it: a string (JavaScript numbers would round a 64-bit id), or null.
+nlohmann::json SnapshotIdJson(std::optional<int64_t> id);
+
 // One row of the catalog overview: name, format version, rows (live, once deletes apply), records,
 // files, bytes, the last commit and the sink ids with progress in the table. Reads no manifest.
 nlohmann::json TableOverview(const table::Table& table);

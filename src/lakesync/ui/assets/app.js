@@ -97,10 +97,10 @@ function histogramChart(id, buckets) {
   const labels = buckets.map((b) => "< " + fmtBytes(b.max_bytes));
   new uPlot({
     title: "Data files by size", width, height: 220,
-    scales: { x: { time: false } },
+    scales: { x: { time: false, range: (u, min, max) => [min - 0.5, max + 0.5] } },
     series: [{}, { label: "files", fill: "#93c5fd", stroke: "#2563eb",
       paths: uPlot.paths.bars({ size: [0.8, 60] }), points: { show: false } }],
-    axes: [{ values: (u, splits) => splits.map((i) => labels[i] || "") , space: 60 }, {}],
+    axes: [{ values: (u, splits) => splits.map((i) => labels[i] || ""), space: 60 }, {}],
   }, [buckets.map((_, i) => i), buckets.map((b) => b.files)], box);
   return box;
 }
