@@ -145,8 +145,18 @@ TEST_F(DashboardTest, JobsAreFoundBySinkIdAndCarryRunsAndDurations) {
 }
 
 TEST_F(DashboardTest, WithJobFilesTheLagAgainstTheSourceIsShownOverTime) {
+  // The source's history, consistent with the runs: commit 0 before run 1, commit 1 just after run 1
+  // committed, commit 2 just after run 2 committed (times from the target's own snapshots).
+  source_.commit_times_ms = {{0, 1'000}};
   RunThrough(1);
+  auto t = table::Table::Load(catalog_, {{"db"}, "target"}).ValueOrDie();
+  const int64_t t1 = t->metadata()->CurrentSnapshot()->timestamp_ms;
+  source_.commit_times_ms[1] = t1 + 1;
   RunThrough(2);
+  ASSERT_TRUE(t->Refresh().ok());
+  const int64_t t2 = t->metadata()->CurrentSnapshot()->timestamp_ms;
+  ASSERT_GT(t2, t1);  // a run takes more than a millisecond
+  source_.commit_times_ms[2] = t2 + 1;
   auto dashboard = MakeDashboard(true);
   auto jobs = dashboard->Jobs();
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
@@ -159,16 +169,19 @@ TEST_F(DashboardTest, WithJobFilesTheLagAgainstTheSourceIsShownOverTime) {
   EXPECT_EQ((*job)["status"]["committed_position"], 1);
   const auto& history = (*job)["lag_history"];
   ASSERT_TRUE(history.is_array()) << job->dump();
-  // after run 1, before run 2, after run 2, now.
+  // After run 1, before run 2 (commit 1 waiting since t1 + 1), after run 2, now (commit 2 waiting).
   ASSERT_EQ(history.size(), 4u);
   EXPECT_EQ(history[0]["point"], "after");
+  EXPECT_EQ(history[0]["commits"], 0);
   EXPECT_EQ(history[1]["point"], "before");
-  // Before run 2 committed, position 0 was behind commits 1 and 2 (the fake source dates both in the past).
-  EXPECT_EQ(history[1]["commits"], 2);
+  EXPECT_EQ(history[1]["commits"], 1);
+  EXPECT_DOUBLE_EQ(history[1]["seconds"].get<double>(), static_cast<double>(t2 - (t1 + 1)) / 1000.0);
+  EXPECT_EQ(history[2]["point"], "after");
   EXPECT_EQ(history[2]["commits"], 0);
+  EXPECT_EQ(history[2]["seconds"], 0.0);
   EXPECT_EQ(history[3]["point"], "now");
   EXPECT_EQ(history[3]["commits"], 1);
-  EXPECT_GT(history[3]["seconds"].get<double>(), 0.0);
+  EXPECT_EQ((*job)["source_commits"], 2);  // commits 1 and 2, after the oldest position shown
 }
 
 TEST_F(DashboardTest, ANamespaceFilterHidesTablesAndTheirJobs) {
