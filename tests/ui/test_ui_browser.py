@@ -69,6 +69,10 @@ def test_overview_page_lists_the_tables(scenario, ui, browser):
     rows = dict(zip(names, cells(browser, "tables", "rows")))
     for name in names:
         assert n(rows[name]) == catalog.load_table(name).scan().to_arrow().num_rows
+    # Everything the page loaded came from the dashboard itself: no CDN, it works offline.
+    loaded = browser.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+    assert loaded and all(url.startswith(ui.url + "/") for url in loaded), loaded
+    assert any(url.endswith("/assets/uPlot.iife.min.js") for url in loaded), loaded
     browser.screenshot(ARTIFACTS / "overview.png")
 
 

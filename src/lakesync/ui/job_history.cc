@@ -98,6 +98,11 @@ Json LagHistory(const std::vector<SinkRun>& runs, const std::vector<engine::Sour
   Json points = Json::array();
   const SinkRun* previous = nullptr;
   for (const auto& run : runs) {
+    // A run that wrote several tables (a table template) is one point, not one per table.
+    if (previous && previous->ordinal == run.ordinal && previous->timestamp_ms <= run.timestamp_ms &&
+        previous->table != run.table) {
+      continue;
+    }
     if (previous) {
       points.push_back(LagPoint(run.timestamp_ms, "before", previous,
                                 engine::LagAt(commits, previous->ordinal, run.timestamp_ms)));

@@ -17,6 +17,7 @@
 #include "lakesync/table/table.h"
 #include "lakesync/ui/assets.h"
 #include "lakesync/ui/dashboard_api.h"
+#include "lakesync/ui/job_history.h"
 #include "lakesync/ui/ui_server.h"
 
 namespace lakesync::ui {
@@ -195,6 +196,31 @@ TEST_F(DashboardTest, ANamespaceFilterHidesTablesAndTheirJobs) {
   auto jobs = dashboard->Jobs(only_shop);
   ASSERT_TRUE(jobs.ok());
   EXPECT_TRUE((*jobs)["jobs"].empty());
+}
+
+TEST(LagHistory, ARunThatWroteSeveralTablesIsOnePoint) {
+  // A table template: run 1 committed position 3 to two tables, run 2 position 5 to one.
+  auto run = [](std::string table, int64_t at_ms, int64_t ordinal) {
+    SinkRun r;
+    r.table = std::move(table);
+    r.timestamp_ms = at_ms;
+    r.ordinal = ordinal;
+    r.position = std::to_string(ordinal);
+    return r;
+  };
+  std::vector<SinkRun> runs = {run("db.t_eu", 10'000, 3), run("db.t_us", 10'001, 3), run("db.t_eu", 20'000, 5)};
+  std::vector<engine::SourceCommit> commits = {{4, 12'000}, {5, 13'000}, {6, 25'000}};
+  auto points = LagHistory(runs, commits, 30'000);
+  ASSERT_EQ(points.size(), 4u) << points.dump();
+  EXPECT_EQ(points[0]["point"], "after");
+  EXPECT_EQ(points[0]["commits"], 0);
+  EXPECT_EQ(points[1]["point"], "before");
+  EXPECT_EQ(points[1]["commits"], 2);            // 4 and 5 made, position still 3
+  EXPECT_EQ(points[1]["seconds"], 8.0);          // 20 s - commit 4 at 12 s
+  EXPECT_EQ(points[2]["commits"], 0);
+  EXPECT_EQ(points[3]["point"], "now");
+  EXPECT_EQ(points[3]["commits"], 1);            // 6
+  EXPECT_EQ(points[3]["seconds"], 5.0);
 }
 
 class UiServerTest : public DashboardTest {
