@@ -97,9 +97,12 @@ Result<std::shared_ptr<io::FileIO>> OpenDeltaFileIO(const GlobalOptions& global)
 // Opens a job file as `run` does (its catalog: --catalog-config, else the embedded one next to the job
 // file), for status and the dashboard. `every` overrides the schedule; `once`: a source that cannot be
 // opened is retried per the job's retry policy only. `apply_threads`: the job's `threads:` sizes this
-// process's executor (false for a process that opens many jobs, the dashboard). In cmd_run.cc.
+// process's executor (false for a process that opens many jobs, the dashboard). `retry_open`: false
+// gives up on an unreachable source at once instead of retrying per the job's policy (a page must not
+// wait out a source's outage). In cmd_run.cc.
 Result<std::unique_ptr<engine::JobRunner>> OpenJob(const std::string& path, const GlobalOptions& global,
-                                                   const std::string& every, bool once, bool apply_threads = true);
+                                                   const std::string& every, bool once, bool apply_threads = true,
+                                                   bool retry_open = true);
 
 void RegisterNamespaceCommands(Cli& cli);
 void RegisterTableCommands(Cli& cli);

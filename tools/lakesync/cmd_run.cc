@@ -119,8 +119,10 @@ class ProgressLine {
 // `once`: the job runs once whatever its schedule (run --once, status, --dry-run, ui): a source that
 // cannot be opened is retried per the job's retry policy only; a job that repeats keeps trying.
 Result<std::unique_ptr<engine::JobRunner>> OpenJob(const std::string& path, const GlobalOptions& global,
-                                                   const std::string& every, bool once, bool apply_threads) {
+                                                   const std::string& every, bool once, bool apply_threads,
+                                                   bool retry_open) {
   ARROW_ASSIGN_OR_RAISE(auto job, engine::LoadJobConfigFile(path));
+  if (!retry_open) job.retry.max_attempts = 1;
   if (job.threads && apply_threads) {
     ARROW_RETURN_NOT_OK(lakesync::ConfigureThreads(global.threads > 0 ? std::optional<int>(global.threads) : std::nullopt,
                                          job.threads));

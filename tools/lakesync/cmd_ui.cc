@@ -61,7 +61,7 @@ void RegisterUiCommand(Cli& cli) {
       options.dashboard.jobs_dir = a->jobs;
       const GlobalOptions global = cli.global;
       options.dashboard.open_job = [global](const std::string& path) {
-        return OpenJob(path, global, "", /*once=*/true, /*apply_threads=*/false);
+        return OpenJob(path, global, "", /*once=*/true, /*apply_threads=*/false, /*retry_open=*/false);
       };
       ARROW_ASSIGN_OR_RAISE(auto server, ui::UiServer::Make(std::move(options)));
       ARROW_RETURN_NOT_OK(server->Start());

@@ -55,7 +55,8 @@ Result<std::unique_ptr<Dashboard>> Dashboard::Make(DashboardOptions options) {
   return std::unique_ptr<Dashboard>(new Dashboard(std::move(options)));
 }
 
-Result<std::vector<std::shared_ptr<table::Table>>> Dashboard::LoadTables(const NamespaceFilter& visible) {
+Result<std::vector<std::shared_ptr<table::Table>>> Dashboard::LoadTables(
+    const NamespaceFilter& visible, std::vector<std::pair<std::string, Status>>* failed) {
   std::vector<std::shared_ptr<table::Table>> tables;
   auto& catalog = *options_.catalog;
   // Every level, depth first: a.b after a.
@@ -70,8 +71,16 @@ Result<std::vector<std::shared_ptr<table::Table>>> Dashboard::LoadTables(const N
     std::sort(ids.begin(), ids.end());
     for (const auto& id : ids) {
       auto t = table::Table::Load(options_.catalog, id);
-      // A table dropped between the listing and the load is simply gone.
-      if (!t.ok() && KindOf(t.status()) == ErrorKind::kNotFound) continue;
+      // A table dropped between the listing and the load is simply gone (a table the catalog still
+      // has whose metadata file is missing is not).
+      if (!t.ok() && KindOf(t.status()) == ErrorKind::kNotFound) {
+        auto exists = catalog.TableExists(id);
+        if (exists.ok() && !*exists) continue;
+      }
+      if (!t.ok() && failed) {
+        failed->emplace_back(id.ToString(), t.status());
+        continue;
+      }
       LS_RETURN_NOT_OK_CTX(t.status(), "table {}", id.ToString());
       tables.push_back(*t);
     }
@@ -90,7 +99,10 @@ Result<Json> Dashboard::Overview(const NamespaceFilter& visible) {
     for (auto it = children.rbegin(); it != children.rend(); ++it) todo.push_back(*it);
     if (!parent.empty() && Visible(visible, parent)) namespaces.push_back(catalog::NamespaceToString(parent));
   }
-  ARROW_ASSIGN_OR_RAISE(auto tables, LoadTables(visible));
+  std::vector<std::pair<std::string, Status>> failed;
+  ARROW_ASSIGN_OR_RAISE(auto tables, LoadTables(visible, &failed));
+  Json unreadable = Json::array();
+  for (const auto& [name, status] : failed) unreadable.push_back({{"name", name}, {"error", ErrorJson(status)}});
   Json rows = Json::array();
   int64_t total_rows = 0, total_bytes = 0;
   std::optional<int64_t> last_commit;
@@ -106,6 +118,7 @@ Result<Json> Dashboard::Overview(const NamespaceFilter& visible) {
   return Json{{"catalog", catalog.name()},
               {"namespaces", namespaces},
               {"tables", rows},
+              {"unreadable_tables", unreadable},
               {"totals",
                {{"tables", rows.size()},
                 {"rows", total_rows},

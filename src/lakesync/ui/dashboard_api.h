@@ -54,7 +54,10 @@ class Dashboard {
 
  private:
   explicit Dashboard(DashboardOptions options) : options_(std::move(options)) {}
-  Result<std::vector<std::shared_ptr<table::Table>>> LoadTables(const NamespaceFilter& visible);
+  // The visible tables; those that could not be loaded (a damaged metadata file, say) go to `failed`
+  // with their error instead of failing the whole page.
+  Result<std::vector<std::shared_ptr<table::Table>>> LoadTables(
+      const NamespaceFilter& visible, std::vector<std::pair<std::string, Status>>* failed = nullptr);
   struct JobFile;
   Result<std::vector<JobFile>> ScanJobFiles();
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <httplib.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <filesystem>
@@ -116,6 +117,23 @@ TEST_F(DashboardTest, OverviewAndTableHealthMatchTheTablesMetadata) {
   EXPECT_EQ(h["schemas"].size(), 1u);
   EXPECT_FALSE(dashboard->Table("db.missing").ok());
   EXPECT_EQ(KindOf(dashboard->Table("db.missing").status()), ErrorKind::kNotFound);
+}
+
+TEST_F(DashboardTest, ATableThatCannotBeReadIsListedWithItsErrorNotFailingThePage) {
+  RunThrough(1);
+  // The catalog points the table at a metadata file that is not there (deleted by hand, say).
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "c.db").string().c_str(), &db), SQLITE_OK);
+  const std::string missing = "file://" + (dir_ / "wh" / "gone.metadata.json").string();
+  const std::string sql = "UPDATE iceberg_tables SET metadata_location = '" + missing + "'";
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto overview = MakeDashboard(false)->Overview();
+  ASSERT_TRUE(overview.ok()) << overview.status().ToString();
+  EXPECT_TRUE((*overview)["tables"].empty());
+  ASSERT_EQ((*overview)["unreadable_tables"].size(), 1u);
+  EXPECT_EQ((*overview)["unreadable_tables"][0]["name"], "db.target");
+  EXPECT_FALSE((*overview)["unreadable_tables"][0]["error"]["message"].get<std::string>().empty());
 }
 
 TEST_F(DashboardTest, JobsAreFoundBySinkIdAndCarryRunsAndDurations) {

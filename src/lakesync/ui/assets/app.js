@@ -153,6 +153,8 @@ async function overviewPage() {
       ["operation", (r) => r.last_operation || "–"],
       ["sinks", (r) => Object.keys(r.sinks).map((id) => jobLink(id))],
     ], o.tables, (r) => ({ "data-table": r.name })) : el("p", { class: "muted" }, "The catalog has no tables."),
+    o.unreadable_tables.length ? [el("h2", {}, "Tables that could not be read"),
+      grid("unreadable-tables", [["table", (r) => r.name], ["error", (r) => r.error.message]], o.unreadable_tables)] : [],
   ];
 }
 
