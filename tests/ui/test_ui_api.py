@@ -11,7 +11,7 @@ import subprocess
 import pyarrow.compute as pc
 import pytest
 
-from conftest import LAKESYNC, TARGET, V2_TABLE, UiServer
+from ui_scenario import LAKESYNC, TARGET, V2_TABLE, UiServer
 
 
 def _catalog(scenario):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import cdp
-from conftest import TARGET, V2_TABLE
+from ui_scenario import TARGET, V2_TABLE
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
