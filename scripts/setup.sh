@@ -30,8 +30,9 @@ debian_packages=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libcpp-httplib-dev libssl-dev zlib1g-dev libgtest-dev
 )
-# The tests also run a throwaway PostgreSQL server (the SQL catalog's shared database; tests/pgserver.py).
-((want_test)) && debian_packages+=(postgresql)
+# The tests also run a throwaway PostgreSQL server (the SQL catalog's shared database; tests/pgserver.py),
+# and drive the dashboard's pages (`lakesync ui`) in headless Chromium (tests/ui).
+((want_test)) && debian_packages+=(postgresql chromium)
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -13,6 +13,7 @@
 #include "lakesync/catalog/catalog.h"
 #include "lakesync/catalog/catalog_config.h"
 #include "lakesync/common/status.h"
+#include "lakesync/engine/job_runner.h"
 #include "lakesync/formats/tabular/tabular.h"
 #include "lakesync/io/file_io.h"
 
@@ -93,6 +94,16 @@ std::shared_ptr<arrow::RecordBatchReader> LimitRows(std::shared_ptr<arrow::Recor
 // given, else none (environment fallbacks apply). In cmd_changes_delta.cc.
 Result<std::shared_ptr<io::FileIO>> OpenDeltaFileIO(const GlobalOptions& global);
 
+// Opens a job file as `run` does (its catalog: --catalog-config, else the embedded one next to the job
+// file), for status and the dashboard. `every` overrides the schedule; `once`: a source that cannot be
+// opened is retried per the job's retry policy only. `apply_threads`: the job's `threads:` sizes this
+// process's executor (false for a process that opens many jobs, the dashboard). `retry_open`: false
+// gives up on an unreachable source at once instead of retrying per the job's policy (a page must not
+// wait out a source's outage). In cmd_run.cc.
+Result<std::unique_ptr<engine::JobRunner>> OpenJob(const std::string& path, const GlobalOptions& global,
+                                                   const std::string& every, bool once, bool apply_threads = true,
+                                                   bool retry_open = true);
+
 void RegisterNamespaceCommands(Cli& cli);
 void RegisterTableCommands(Cli& cli);
 // table expire-snapshots (cmd_table_maintenance.cc), under the `table` command.
@@ -104,6 +115,8 @@ void RegisterChangesCommand(Cli& cli);
 void RegisterRunCommands(Cli& cli);
 void RegisterCatalogCommands(Cli& cli);
 void RegisterShareCommands(Cli& cli);
+// lakesync ui: the read-only web dashboard (cmd_ui.cc, docs/ui.md).
+void RegisterUiCommand(Cli& cli);
 // Hidden helpers generated from the command definitions: shell completion and the man page.
 void RegisterDocCommands(Cli& cli);
 

@@ -14,6 +14,7 @@
 #include "lakesync/common/executor.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/engine/job_runner.h"
+#include "lakesync/engine/job_status.h"
 #include "lakesync/engine/run_state.h"
 #include "lakesync/engine/source_factory.h"
 #include "run_metrics.h"
@@ -113,12 +114,16 @@ class ProgressLine {
   std::chrono::steady_clock::time_point started_, drawn_;
 };
 
-// `once`: the job runs once whatever its schedule (run --once, status, --dry-run): a source that
+}  // namespace
+
+// `once`: the job runs once whatever its schedule (run --once, status, --dry-run, ui): a source that
 // cannot be opened is retried per the job's retry policy only; a job that repeats keeps trying.
 Result<std::unique_ptr<engine::JobRunner>> OpenJob(const std::string& path, const GlobalOptions& global,
-                                                   const std::string& every, bool once) {
+                                                   const std::string& every, bool once, bool apply_threads,
+                                                   bool retry_open) {
   ARROW_ASSIGN_OR_RAISE(auto job, engine::LoadJobConfigFile(path));
-  if (job.threads) {
+  if (!retry_open) job.retry.max_attempts = 1;
+  if (job.threads && apply_threads) {
     ARROW_RETURN_NOT_OK(lakesync::ConfigureThreads(global.threads > 0 ? std::optional<int>(global.threads) : std::nullopt,
                                          job.threads));
   }
@@ -138,6 +143,8 @@ Result<std::unique_ptr<engine::JobRunner>> OpenJob(const std::string& path, cons
   open.stop = &g_stop;
   return engine::JobRunner::Make(std::move(job), std::move(catalog), engine::OpenSource, open);
 }
+
+namespace {
 
 Result<std::unique_ptr<engine::RunState>> OpenRunState(const engine::JobRunner& runner) {
   return engine::RunState::Open(engine::RunState::DefaultDirectory(),
@@ -278,17 +285,7 @@ void RegisterRunCommands(Cli& cli) {
         ARROW_ASSIGN_OR_RAISE(limit, engine::ParseDuration(nlohmann::json(b->fail_if_lag), "--fail-if-lag"));
       }
       ARROW_ASSIGN_OR_RAISE(auto runner, OpenJob(b->job, cli.global, "", true));
-      ARROW_ASSIGN_OR_RAISE(auto json, runner->StatusJson());
-      json["last_run"] = nullptr;
-      json["last_error"] = nullptr;
-      json["running"] = nullptr;
-      if (auto state = OpenRunState(*runner); state.ok()) {
-        ARROW_ASSIGN_OR_RAISE(auto traces, (*state)->Load());
-        if (traces.contains("last_run")) json["last_run"] = traces["last_run"];
-        if (traces.contains("last_error")) json["last_error"] = traces["last_error"];
-        ARROW_ASSIGN_OR_RAISE(bool running, (*state)->InProgress());
-        json["running"] = running;
-      }
+      ARROW_ASSIGN_OR_RAISE(auto json, engine::JobStatusJson(*runner));
       Print(json.dump(2) + "\n");
       if (limit && !json.value("up_to_date", true)) {
         const auto& lag = json["lag_seconds"];

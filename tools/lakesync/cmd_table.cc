@@ -239,20 +239,9 @@ void RegisterHistory(Cli& cli, CLI::App* table_cmd) {
         auto it = s.summary.find(key);
         return it == s.summary.end() ? std::string("-") : it->second;
       };
-      auto number = [](const iceberg::Snapshot& s, const char* key) -> int64_t {
-        auto it = s.summary.find(key);
-        return it == s.summary.end() ? 0 : std::stoll(it->second);
-      };
-      // Rows a snapshot took away from what readers see: the live rows of removed data files plus
-      // the rows its deletes (deletion vectors, position and equality deletes) remove. A replaced
-      // deletion vector counts once: the new vector's positions minus the old one's.
-      auto removed = [&](const iceberg::Snapshot& s) {
-        if (s.summary.find("total-records") == s.summary.end() && s.summary.find("deleted-records") == s.summary.end() &&
-            s.summary.find("added-position-deletes") == s.summary.end()) {
-          return std::string("-");
-        }
-        return std::to_string(number(s, "deleted-records") + number(s, "added-position-deletes") -
-                              number(s, "removed-position-deletes") + number(s, "added-equality-deletes"));
+      auto removed = [](const iceberg::Snapshot& s) {
+        auto v = sink::RemovedRecords(s);
+        return v ? std::to_string(*v) : std::string("-");
       };
       auto live = [](const iceberg::Snapshot& s) {
         auto v = sink::LiveRecords(s);

@@ -131,6 +131,7 @@ int main(int argc, char** argv) {
   RegisterRunCommands(cli);
   RegisterCatalogCommands(cli);
   RegisterShareCommands(cli);
+  RegisterUiCommand(cli);
   RegisterDocCommands(cli);
 
   std::vector<std::string> help_words;

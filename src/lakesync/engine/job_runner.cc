@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "lakesync/common/logging.h"
+#include "lakesync/engine/lag.h"
 #include "lakesync/engine/target_check.h"
 #include "lakesync/iceberg/model/literal.h"
 #include "lakesync/sink/table_template.h"
@@ -330,6 +331,9 @@ Result<sink::SinkConfig> JobRunner::SinkConfigForRun() {
 
 Result<RunSummary> JobRunner::RunOnceAttempt(const RunOptions& options) {
   const auto started = Clock::now();
+  const int64_t started_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
   RunSummary summary;
   summary.job = job_.name;
   summary.sink_id = *job_.sink.sink_id;
@@ -368,6 +372,7 @@ Result<RunSummary> JobRunner::RunOnceAttempt(const RunOptions& options) {
     if (options.progress) options.progress(rows, from, through);
   });
   ARROW_ASSIGN_OR_RAISE(auto config, SinkConfigForRun());
+  config.snapshot_properties[kSummaryRunStartMs] = std::to_string(started_ms);
   ARROW_ASSIGN_OR_RAISE(auto writer, sink::CdcWriter::Make(catalog_, std::move(config)));
   sink::ApplyOptions apply;
   apply.source_position = plan.position;
@@ -599,21 +604,22 @@ Result<Json> JobRunner::StatusJson() {
     } else {
       ARROW_ASSIGN_OR_RAISE(pending_from, source_->FirstOrdinal());
     }
-    const bool up_to_date = !pending_from || *pending_from > *latest;
-    j["up_to_date"] = up_to_date;
-    j["lag"] = committed ? Json(*latest - *committed) : Json(nullptr);
-    // Time lag: how long the oldest commit not applied yet has been waiting.
-    if (up_to_date) {
-      j["lag_seconds"] = 0.0;
-    } else {
+    // The oldest pending commit (with its time) and the latest one are all the lag needs (lag.h).
+    std::vector<SourceCommit> pending;
+    if (pending_from && *pending_from <= *latest) {
       ARROW_ASSIGN_OR_RAISE(auto waiting_since, source_->CommitTimestampMs(*pending_from));
-      if (waiting_since) {
-        const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count();
-        j["lag_seconds"] = std::max<double>(0.0, static_cast<double>(now_ms - *waiting_since) / 1000.0);
-      }
+      pending.push_back({*pending_from, waiting_since});
+      if (*latest != *pending_from) pending.push_back({*latest, std::nullopt});
     }
+    int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    // A commit stamped ahead of this machine's clock is pending all the same (waiting 0 s).
+    if (!pending.empty() && pending.front().timestamp_ms) now_ms = std::max(now_ms, *pending.front().timestamp_ms);
+    const Lag lag = LagAt(pending, committed, now_ms);
+    j["up_to_date"] = lag.up_to_date;
+    j["lag"] = committed ? Json(*latest - *committed) : Json(nullptr);
+    if (lag.seconds) j["lag_seconds"] = *lag.seconds;
   }
   if (committed) {
     ARROW_ASSIGN_OR_RAISE(auto at, source_->CommitTimestampMs(*committed));

@@ -19,6 +19,12 @@
 
 namespace lakesync::engine {
 
+// Snapshot summary key a job's commits carry beside the sink's position: when the run that made the
+// commit started (ms since the epoch), so a run's duration can be read from the target alone (the
+// snapshot's timestamp-ms minus this; the dashboard's job page shows it). The sink reserves the
+// "lakesync." prefix for lakesync's own bookkeeping.
+inline constexpr char kSummaryRunStartMs[] = "lakesync.run-start-ms";
+
 // What one run did; ToJson() is the machine-readable summary line.
 struct RunSummary {
   std::string job;
@@ -119,6 +125,8 @@ class JobRunner {
   Result<std::vector<ReadTask>> Tasks(const RunPlan& plan);
   Result<std::shared_ptr<arrow::RecordBatchReader>> Read(const ReadTask& task);
   std::string DescribeSource() const { return source_->Describe(); }
+  // The job's source, for readers of its commit history (the dashboard's lag over time, lag.h).
+  ChangeSource& source() { return *source_; }
 
   // What a run would do now, without writing anything: the sink_id, target and catalog, the
   // committed position, and each step (an import, the changes after it) with its source range and

@@ -46,4 +46,14 @@ std::optional<int64_t> LiveRecords(const iceberg::Snapshot& snapshot) {
   return *records - SummaryNumber(snapshot, "total-position-deletes").value_or(0);
 }
 
+std::optional<int64_t> RemovedRecords(const iceberg::Snapshot& snapshot) {
+  const auto& summary = snapshot.summary;
+  if (!summary.count("total-records") && !summary.count("deleted-records") && !summary.count("added-position-deletes")) {
+    return std::nullopt;
+  }
+  auto n = [&](const char* key) { return SummaryNumber(snapshot, key).value_or(0); };
+  return n("deleted-records") + n("added-position-deletes") - n("removed-position-deletes") +
+         n("added-equality-deletes");
+}
+
 }  // namespace lakesync::sink

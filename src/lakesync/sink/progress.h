@@ -20,4 +20,10 @@ Result<std::map<std::string, SourcePosition>> CommittedPositions(const iceberg::
 // totals or the table has equality deletes, whose effect the summary cannot tell.
 std::optional<int64_t> LiveRecords(const iceberg::Snapshot& snapshot);
 
+// Rows a snapshot took away from what readers see: the live rows of removed data files plus the rows its
+// deletes (deletion vectors, position and equality deletes) remove; a replaced deletion vector counts
+// once (the new vector's positions minus the old one's). nullopt when the summary has none of the
+// counts. `table history` and the dashboard show it.
+std::optional<int64_t> RemovedRecords(const iceberg::Snapshot& snapshot);
+
 }  // namespace lakesync::sink
