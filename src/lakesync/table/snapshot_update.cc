@@ -143,6 +143,12 @@ Status SnapshotUpdate::WriteManifests(const std::vector<const DataFile*>& data,
       ManifestEntry e;
       e.status = ManifestEntryStatus::kAdded;
       e.data_file = std::make_shared<const DataFile>(*f);
+      // Null inherits the new snapshot's number; an explicit one is kept (AddDataFile with a number).
+      if (key.first == 0) {
+        if (auto it = data_sequence_numbers_.find(f->file_path); it != data_sequence_numbers_.end()) {
+          e.sequence_number = it->second;
+        }
+      }
       ARROW_RETURN_NOT_OK(writer->Add(e));
     }
     ARROW_ASSIGN_OR_RAISE(std::string bytes, writer->Finish());

@@ -58,6 +58,14 @@ class SnapshotUpdate {
   explicit SnapshotUpdate(std::shared_ptr<Table> table) : table_(std::move(table)) {}
 
   void AddDataFile(iceberg::DataFile file) { added_data_.push_back(std::move(file)); }
+  // Adds a data file with an explicit, older data sequence number instead of the new snapshot's
+  // (spec "Sequence Number Inheritance"): compaction gives rewritten rows the sequence number of the
+  // snapshot it read them from, so that equality deletes committed after that snapshot still apply
+  // to them and the ones it already applied do not (maintenance/compact.h).
+  void AddDataFile(iceberg::DataFile file, int64_t data_sequence_number) {
+    data_sequence_numbers_[file.file_path] = data_sequence_number;
+    added_data_.push_back(std::move(file));
+  }
   void AddDeleteFile(iceberg::DataFile file) { added_deletes_.push_back(std::move(file)); }
   // Removes a live data file (by path). Its deletion vector, if any, is removed with it.
   void RemoveDataFile(std::string path) { removed_data_.insert(std::move(path)); }
@@ -109,6 +117,7 @@ class SnapshotUpdate {
 
   std::shared_ptr<Table> table_;
   std::vector<iceberg::DataFile> added_data_;
+  std::map<std::string, int64_t> data_sequence_numbers_;  // added data files with an explicit one
   std::vector<iceberg::DataFile> added_deletes_;
   std::set<std::string> removed_data_;
   std::set<std::pair<std::string, std::string>> removed_deletes_;
