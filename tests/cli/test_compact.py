@@ -89,8 +89,7 @@ def test_compaction_applies_position_deletes_and_dvs_and_readers_agree(tmp_path,
     cli.ok("table", "delete", name, "--where", "id >= 700")
     rows = [r for r in rows if W.col(r, "id") < 700]
     compare(cli, name, rows, version)
-    # Nothing left to do: no file has deletes enough... but the DV'd files are small: they are merged
-    # again into one file per bucket.
+    # With no file small (a one-byte target) and a ratio no file reaches, nothing is rewritten.
     again = compact(cli, name, "--min-deleted-ratio", "1", "--target-file-size", "1")
     assert again["snapshot_id"] is None and again["rewritten_data_files"] == 0, again
 
@@ -233,3 +232,38 @@ def test_kill_during_compaction_leaves_only_orphans(tmp_path, point):
     # The compaction, run again, completes.
     assert compact(cli, name)["snapshot_id"] is not None
     compare(cli, name, rows, 3)
+
+
+def test_upgrade_to_v3_with_position_and_equality_deletes_then_dvs_then_compaction(tmp_path):
+    """`table upgrade --format-version 3` of a v2 table holding position delete files (one per
+    partition, naming several data files) and equality deletes: every reader agrees right after the
+    upgrade, after a deletion vector is written over the older position deletes, and after a
+    compaction, which applies them all (pyiceberg, which refuses equality deletes, reads the states
+    without them)."""
+    cli = O.Cli(tmp_path)
+    name = "db.up"
+    make_table(cli, name, 2)
+    cli.ok("table", "delete", name, "--where", "id < 150 OR (id >= 390 AND id < 410)")
+    rows = [r for r in ROWS if not (W.col(r, "id") < 150 or 390 <= W.col(r, "id") < 410)]
+    compare(cli, name, rows, 2)
+    cli.ok("table", "upgrade", name, "--format-version", "3")
+    compare(cli, name, rows, 3)
+    cli.ok("table", "delete", name, "--where", "id >= 500 AND id < 520", "--mode", "equality",
+           "--equality-columns", "id")
+    rows = [r for r in rows if not 500 <= W.col(r, "id") < 520]
+    compare(cli, name, rows, 3, pyiceberg=False)
+    _, deletes = live(cli, name)
+    kinds = {(e["data_file"]["content"], e["data_file"]["file_format"].upper()) for e in deletes}
+    assert kinds == {(1, "PARQUET"), (2, "PARQUET")}, kinds
+
+    # A deletion vector for files that have v2 position deletes carries them (one vector per file).
+    cli.ok("table", "delete", name, "--where", "id >= 180 AND id < 200 OR id >= 760")
+    rows = [r for r in rows if not (180 <= W.col(r, "id") < 200 or W.col(r, "id") >= 760)]
+    compare(cli, name, rows, 3, pyiceberg=False)
+
+    done = compact(cli, name)
+    assert done["written_records"] == len(rows), done
+    assert live(cli, name)[1] == []
+    compare(cli, name, rows, 3)
+    cli.ok("table", "delete", name, "--where", "id >= 700")
+    compare(cli, name, [r for r in rows if W.col(r, "id") < 700], 3)
