@@ -10,6 +10,7 @@
 #include "lakesync/maintenance/compact.h"
 #include "lakesync/maintenance/expire_snapshots.h"
 #include "lakesync/maintenance/remove_orphans.h"
+#include "lakesync/maintenance/rewrite_manifests.h"
 
 namespace lakesync::cli {
 namespace {
@@ -212,10 +213,62 @@ void RegisterCompact(Cli& cli, CLI::App* table_cmd) {
   });
 }
 
+void RegisterRewriteManifests(Cli& cli, CLI::App* table_cmd) {
+  struct Args {
+    std::string table;
+    std::optional<int64_t> target_size;
+    bool dry_run = false, json = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = table_cmd->add_subcommand(
+      "rewrite-manifests",
+      "Rewrite the current snapshot's small manifests into fewer, larger ones per partition spec and content "
+      "(one replace commit, no data change)");
+  cmd->add_option("table", a->table, "NAMESPACE.TABLE")->required();
+  cmd->add_option("--target-size", a->target_size,
+                  "target manifest size in bytes (default: the table's commit.manifest.target-size-bytes, else 8 MiB)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--dry-run", a->dry_run, "say how many manifests would be rewritten; change nothing");
+  cmd->add_flag("--json", a->json, "print the result as one JSON object");
+  AddCatalogOption(*cmd, cli.global);
+  cmd->callback([&cli, a] {
+    cli.action = [&cli, a]() -> Status {
+      maintenance::RewriteManifestsOptions options;
+      options.target_size_bytes = a->target_size;
+      options.dry_run = a->dry_run;
+      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
+      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
+      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      LS_ASSIGN_OR_RAISE_CTX(auto r, maintenance::RewriteManifests(t, options), "rewrite-manifests {}", t->name());
+      if (a->json) {
+        nlohmann::json j = {{"table", t->name()},
+                            {"dry_run", a->dry_run},
+                            {"manifests_before", r.manifests_before},
+                            {"manifests_rewritten", r.manifests_rewritten},
+                            {"manifests_created", r.manifests_created},
+                            {"manifests_kept", r.manifests_kept},
+                            {"entries", r.entries},
+                            {"snapshot_id", r.snapshot_id ? nlohmann::json(*r.snapshot_id) : nlohmann::json()}};
+        Print(j.dump() + "\n");
+        return Status::OK();
+      }
+      if (a->dry_run || !r.snapshot_id) {
+        Print(fmt::format("{}: {} of {} manifest(s) {}\n", t->name(), r.manifests_rewritten, r.manifests_before,
+                          r.manifests_rewritten ? "would be rewritten" : "need rewriting"));
+        return Status::OK();
+      }
+      Print(fmt::format("rewrote {} of {} manifest(s) of {} into {}; snapshot {}\n", r.manifests_rewritten,
+                        r.manifests_before, t->name(), r.manifests_created, *r.snapshot_id));
+      return Status::OK();
+    };
+  });
+}
+
 }  // namespace
 
 void RegisterTableMaintenance(Cli& cli, CLI::App* table_cmd) {
   RegisterCompact(cli, table_cmd);
+  RegisterRewriteManifests(cli, table_cmd);
   RegisterExpireSnapshots(cli, table_cmd);
   RegisterRemoveOrphans(cli, table_cmd);
 }

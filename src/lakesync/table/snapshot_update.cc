@@ -331,6 +331,15 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
     (void)kept;
   }
 
+  // A manifest rewrite replaces every manifest of the base (no file was added or removed above).
+  std::map<std::string, std::string> rewrite_summary;
+  if (manifest_rewrite_) {
+    if (!added_data_.empty() || !added_deletes.empty() || !removed_data_.empty() || !removed_deletes_here.empty()) {
+      return InvalidArgument("a manifest rewrite cannot add or remove files in the same commit");
+    }
+    ARROW_ASSIGN_OR_RAISE(manifests, manifest_rewrite_(base, live.manifests, attempt.files, rewrite_summary));
+  }
+
   // The manifest list.
   iceberg::ManifestListWriteOptions list_options;
   list_options.format_version = base.format_version;
@@ -400,6 +409,7 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   summary["engine-name"] = "lakesync";
   summary["engine-version"] = LAKESYNC_VERSION;
   for (const auto& [k, v] : extra_summary_) summary[k] = v;
+  for (const auto& [k, v] : rewrite_summary) summary[k] = v;
 
   auto snapshot = std::make_shared<iceberg::Snapshot>();
   snapshot->snapshot_id = snapshot_id;

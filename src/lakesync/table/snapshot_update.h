@@ -89,6 +89,15 @@ class SnapshotUpdate {
   // refreshed one after a conflict). With them a conflict the validations find is retried too, since
   // the rebuilt deletes follow the new state; without them such a conflict is final (kNotRetryable).
   void SetAttemptDeletes(std::function<Status(AttemptDeletes&)> build) { attempt_deletes_ = std::move(build); }
+  // Replaces the manifests of the state an attempt commits on with the ones `rewrite` writes
+  // (rewrite-manifests: same files, fewer manifests). Called on every attempt with the base's
+  // metadata and manifests; it returns the new snapshot's manifests, appends every file it wrote to
+  // `written` (deleted if the attempt fails) and may add snapshot summary entries. Only for commits
+  // that add and remove no file.
+  using ManifestRewrite = std::function<Result<std::vector<iceberg::ManifestFile>>(
+      const iceberg::TableMetadata& base, const std::vector<iceberg::ManifestFile>& manifests,
+      std::vector<std::string>& written, std::map<std::string, std::string>& summary)>;
+  void SetManifestRewrite(ManifestRewrite rewrite) { manifest_rewrite_ = std::move(rewrite); }
   // When an attempt has nothing to add or remove, return a `skipped` result instead of committing.
   void SkipIfEmpty() { skip_if_empty_ = true; }
   // Adds fixed delete changes (files written once, by the caller).
@@ -126,6 +135,7 @@ class SnapshotUpdate {
   std::vector<std::function<Status(const CommitBase&)>> validations_;
   std::optional<std::string> operation_;
   std::function<Status(AttemptDeletes&)> attempt_deletes_;
+  ManifestRewrite manifest_rewrite_;
   bool skip_if_empty_ = false;
   // Manifests holding the added files, written once.
   std::vector<iceberg::ManifestFile> new_manifests_;
