@@ -21,7 +21,8 @@ namespace {
 using Json = nlohmann::json;
 
 const std::vector<std::string>& JobKeys() {
-  static const std::vector<std::string> keys = {"name", "source", "sink", "schedule", "retry", "threads"};
+  static const std::vector<std::string> keys = {"name", "source", "sink", "schedule", "retry", "threads",
+                                                "maintenance"};
   return keys;
 }
 
@@ -300,6 +301,9 @@ Result<JobConfig> ParseJobConfig(const Json& document, std::string location) {
       }
       job.retry.initial_backoff_seconds = v.get<double>();
     }
+  }
+  if (document.contains("maintenance") && !document.at("maintenance").is_null()) {
+    ARROW_ASSIGN_OR_RAISE(job.maintenance, ParseMaintenanceConfig(document.at("maintenance"), where));
   }
   return job;
 }

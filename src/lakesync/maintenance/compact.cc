@@ -29,8 +29,9 @@ using iceberg::DataFilePtr;
 using iceberg::FileContent;
 using iceberg::FileScanTask;
 
-// Reached after the new data files are written, before the commit: a kill here leaves them as the
-// pending files of an abandoned attempt (tests/cli/test_compact.py kills the process at it).
+// Reached after the new data files are written, before the commit: `kill` leaves them as the pending
+// files of an abandoned attempt (tests/cli/test_compact.py); firing fails the compaction there with
+// an I/O error, as a store failing mid-rewrite would (tests/jobs/test_job_maintenance.py).
 constexpr char kFailpointCompactWritten[] = "compact.after-write";
 
 std::pair<std::string, std::string> DeleteKey(const DataFile& f) {
@@ -378,7 +379,9 @@ Result<CompactResult> Compact(const std::shared_ptr<table::Table>& table, const 
         ARROW_RETURN_NOT_OK(RewriteBin(table, context, plan.bins[i], sort, plan.target, arrow_schema,
                                        static_cast<int32_t>(i), written, started));
       }
-      Failpoint(kFailpointCompactWritten);
+      if (FailpointFires(kFailpointCompactWritten)) {
+        return IOError("compaction failed after writing its files (failpoint {})", kFailpointCompactWritten);
+      }
       table::SnapshotUpdate update(table);
       update.SetOperation(iceberg::kOperationReplace);
       update.SetSummaryProperty("lakesync.maintenance", "compact");
