@@ -186,6 +186,27 @@ def test_lakesync_equality_deletes_read_by_spark(tmp_path, spark, partitioning):
     assert_reads(lake, name, live, "after the equality delete by cat and another append")
 
 
+def test_lakesync_compacted_table_read_by_spark(tmp_path, spark):
+    """`lakesync table compact` of a v2 table with position and equality deletes: Spark reads the
+    compacted table (new files carry the read snapshot's data sequence number) and applies an
+    equality delete committed after the compaction to the rewritten rows."""
+    lake = Lake(tmp_path, spark)
+    name = "db.compacted"
+    create(lake, name, 2, ["bucket(id, 2)"])
+    append(lake, name, [ROWS[:400]])
+    append(lake, name, [ROWS[400:800]])
+    lake.cli.ok("table", "delete", name, "--where", DELETES[0][0])
+    lake.cli.ok("table", "delete", name, "--where", "id >= 700", "--mode", "equality", "--equality-columns", "id")
+    live = [r for r in ROWS[:700] if not _pred_delete1(r)]
+    out = lake.cli.ok("table", "compact", name)
+    assert "compacted" in out, out
+    assert lake.summary(name)["operation"] == "replace"
+    assert_reads(lake, name, live, "after the compaction")
+    lake.cli.ok("table", "delete", name, "--where", "id < 100", "--mode", "equality", "--equality-columns", "id")
+    live = [r for r in live if col(r, "id") >= 100]
+    assert_reads(lake, name, live, "after an equality delete over the compacted files")
+
+
 # --- lakesync apply (the CDC sink), every delete strategy --------------------------------------
 
 CHANGE_COLUMNS = [{**c, "required": False} for c in COLUMNS] + [

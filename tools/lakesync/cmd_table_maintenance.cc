@@ -1,4 +1,5 @@
-// lakesync table expire-snapshots and remove-orphans: table maintenance on the command line (docs/maintenance.md).
+// lakesync table compact, rewrite-manifests, expire-snapshots and remove-orphans: table maintenance on the
+// command line (docs/maintenance.md).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -6,8 +7,10 @@
 #include "cli.h"
 #include "lakesync/delta/delta_table.h"
 #include "lakesync/engine/job_config.h"
+#include "lakesync/maintenance/compact.h"
 #include "lakesync/maintenance/expire_snapshots.h"
 #include "lakesync/maintenance/remove_orphans.h"
+#include "lakesync/maintenance/rewrite_manifests.h"
 
 namespace lakesync::cli {
 namespace {
@@ -129,9 +132,143 @@ void RegisterRemoveOrphans(Cli& cli, CLI::App* table_cmd) {
   });
 }
 
+void RegisterCompact(Cli& cli, CLI::App* table_cmd) {
+  struct Args {
+    std::string table, where;
+    std::optional<int64_t> target_file_size;
+    double min_deleted_ratio = 0.3;
+    int64_t max_files = 0;
+    bool dry_run = false, json = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = table_cmd->add_subcommand(
+      "compact",
+      "Rewrite data files with many deleted rows or too small into larger ones, deletes applied, in one replace "
+      "commit (bin-packed per partition, sorted by the table's sort order)");
+  cmd->add_option("table", a->table, "NAMESPACE.TABLE")->required();
+  cmd->add_option("--where", a->where,
+                  "only files that may hold rows matching this filter (the syntax of scan --filter), e.g. "
+                  "\"day >= '2026-03-01'\"");
+  cmd->add_option("--target-file-size", a->target_file_size,
+                  "target size of the new files in bytes (default: the table's write.target-file-size-bytes, else "
+                  "512 MiB)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--min-deleted-ratio", a->min_deleted_ratio,
+                  "rewrite files whose deleted rows (deletion vectors, position and equality deletes) are at least "
+                  "this fraction of their rows; smaller files than 75% of the target are rewritten too (default 0.3)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--max-files", a->max_files, "rewrite at most this many files in this run (default: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--dry-run", a->dry_run, "say which files would be rewritten; change nothing");
+  cmd->add_flag("--json", a->json, "print the result as one JSON object");
+  AddCatalogOption(*cmd, cli.global);
+  cmd->callback([&cli, a] {
+    cli.action = [&cli, a]() -> Status {
+      maintenance::CompactOptions options;
+      options.where = a->where;
+      options.target_file_size = a->target_file_size;
+      options.min_deleted_ratio = a->min_deleted_ratio;
+      options.max_files = a->max_files;
+      options.dry_run = a->dry_run;
+      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
+      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
+      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      LS_ASSIGN_OR_RAISE_CTX(auto r, maintenance::Compact(t, options), "compact {}", t->name());
+      if (a->json) {
+        nlohmann::json j = {{"table", t->name()},
+                            {"dry_run", a->dry_run},
+                            {"candidate_files", r.candidate_files},
+                            {"rewritten_data_files", r.rewritten_data_files},
+                            {"rewritten_bytes", r.rewritten_bytes},
+                            {"rewritten_records", r.rewritten_records},
+                            {"removed_delete_files", r.removed_delete_files},
+                            {"added_data_files", r.added_data_files},
+                            {"added_bytes", r.added_bytes},
+                            {"written_records", r.written_records},
+                            {"bins", r.bins},
+                            {"attempts", r.attempts},
+                            {"snapshot_id", r.snapshot_id ? nlohmann::json(*r.snapshot_id) : nlohmann::json()},
+                            {"rewritten_files", r.rewritten_files}};
+        Print(j.dump() + "\n");
+        return Status::OK();
+      }
+      if (a->dry_run) {
+        for (const auto& f : r.rewritten_files) Print(f + "\n");
+        Print(fmt::format("{} would rewrite {} data file(s) ({} bytes, {} rows before deletes) in {} bin(s) and "
+                          "remove {} delete file(s)\n",
+                          t->name(), r.rewritten_data_files, r.rewritten_bytes, r.rewritten_records, r.bins,
+                          r.removed_delete_files));
+        return Status::OK();
+      }
+      if (!r.snapshot_id) {
+        Print(fmt::format("{}: nothing to compact\n", t->name()));
+        return Status::OK();
+      }
+      Print(fmt::format("compacted {}: {} data file(s) into {} ({} live rows), {} delete file(s) removed; snapshot "
+                        "{}\n",
+                        t->name(), r.rewritten_data_files, r.added_data_files, r.written_records,
+                        r.removed_delete_files, *r.snapshot_id));
+      return Status::OK();
+    };
+  });
+}
+
+void RegisterRewriteManifests(Cli& cli, CLI::App* table_cmd) {
+  struct Args {
+    std::string table;
+    std::optional<int64_t> target_size;
+    bool dry_run = false, json = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = table_cmd->add_subcommand(
+      "rewrite-manifests",
+      "Rewrite the current snapshot's small manifests into fewer, larger ones per partition spec and content "
+      "(one replace commit, no data change)");
+  cmd->add_option("table", a->table, "NAMESPACE.TABLE")->required();
+  cmd->add_option("--target-size", a->target_size,
+                  "target manifest size in bytes (default: the table's commit.manifest.target-size-bytes, else 8 MiB)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--dry-run", a->dry_run, "say how many manifests would be rewritten; change nothing");
+  cmd->add_flag("--json", a->json, "print the result as one JSON object");
+  AddCatalogOption(*cmd, cli.global);
+  cmd->callback([&cli, a] {
+    cli.action = [&cli, a]() -> Status {
+      maintenance::RewriteManifestsOptions options;
+      options.target_size_bytes = a->target_size;
+      options.dry_run = a->dry_run;
+      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
+      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
+      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      LS_ASSIGN_OR_RAISE_CTX(auto r, maintenance::RewriteManifests(t, options), "rewrite-manifests {}", t->name());
+      if (a->json) {
+        nlohmann::json j = {{"table", t->name()},
+                            {"dry_run", a->dry_run},
+                            {"manifests_before", r.manifests_before},
+                            {"manifests_rewritten", r.manifests_rewritten},
+                            {"manifests_created", r.manifests_created},
+                            {"manifests_kept", r.manifests_kept},
+                            {"entries", r.entries},
+                            {"snapshot_id", r.snapshot_id ? nlohmann::json(*r.snapshot_id) : nlohmann::json()}};
+        Print(j.dump() + "\n");
+        return Status::OK();
+      }
+      if (a->dry_run || !r.snapshot_id) {
+        Print(fmt::format("{}: {} of {} manifest(s) {}\n", t->name(), r.manifests_rewritten, r.manifests_before,
+                          r.manifests_rewritten ? "would be rewritten" : "need rewriting"));
+        return Status::OK();
+      }
+      Print(fmt::format("rewrote {} of {} manifest(s) of {} into {}; snapshot {}\n", r.manifests_rewritten,
+                        r.manifests_before, t->name(), r.manifests_created, *r.snapshot_id));
+      return Status::OK();
+    };
+  });
+}
+
 }  // namespace
 
 void RegisterTableMaintenance(Cli& cli, CLI::App* table_cmd) {
+  RegisterCompact(cli, table_cmd);
+  RegisterRewriteManifests(cli, table_cmd);
   RegisterExpireSnapshots(cli, table_cmd);
   RegisterRemoveOrphans(cli, table_cmd);
 }

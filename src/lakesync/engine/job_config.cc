@@ -21,8 +21,8 @@ namespace {
 using Json = nlohmann::json;
 
 const std::vector<std::string>& JobKeys() {
-  static const std::vector<std::string> keys = {"name",  "source",  "sink",
-                                                "schedule", "retry", "threads", "schema_evolution"};
+  static const std::vector<std::string> keys = {"name",    "source",  "sink",   "schedule",
+                                                "retry",   "threads", "schema_evolution", "maintenance"};
   return keys;
 }
 
@@ -311,6 +311,9 @@ Result<JobConfig> ParseJobConfig(const Json& document, std::string location) {
       }
       job.retry.initial_backoff_seconds = v.get<double>();
     }
+  }
+  if (document.contains("maintenance") && !document.at("maintenance").is_null()) {
+    ARROW_ASSIGN_OR_RAISE(job.maintenance, ParseMaintenanceConfig(document.at("maintenance"), where));
   }
   return job;
 }

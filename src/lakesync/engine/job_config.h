@@ -15,6 +15,7 @@
 //     equality_columns: [id]
 //   schedule: {every: 15m}            # optional; without it (and without streaming) one run
 //   retry: {max_attempts: 5, initial_backoff_seconds: 1}   # transient failures, per run
+//   maintenance: {compact: {when_deleted_ratio: 0.2}}       # after each run: engine/job_maintenance.h
 //
 // Relative paths (a Delta source's table, catalog warehouses and SQLite uris, the dead-letter file)
 // are made absolute against the job file's folder when the job is parsed, so a job means the same
@@ -32,6 +33,7 @@
 
 #include "lakesync/common/status.h"
 #include "lakesync/sink/schema_evolution.h"
+#include "lakesync/engine/job_maintenance.h"
 #include "lakesync/sink/sink_config.h"
 
 namespace lakesync::engine {
@@ -79,6 +81,8 @@ struct JobConfig {
   // source's changes (new columns, widened types, renames); none leaves it as it is
   // (sink/schema_evolution.h, docs/jobs.md "Schema changes").
   sink::SchemaEvolution schema_evolution = sink::SchemaEvolution::kAdditive;
+  // `maintenance`: table maintenance after each run's commit (engine/job_maintenance.h).
+  std::optional<MaintenanceConfig> maintenance;
 };
 
 // "15m", "30s", "1h", "1h30m", "90" (seconds), or a YAML number of seconds; > 0.

@@ -134,6 +134,7 @@ Json RunSummary::ToJson() const {
     if (t.snapshot_id) snapshot = t.snapshot_id;
   }
   j["snapshot_id"] = snapshot ? Json(*snapshot) : Json(nullptr);
+  if (!maintenance.is_null()) j["maintenance"] = maintenance;
   return j;
 }
 
@@ -473,6 +474,26 @@ Result<sink::ApplyResult> JobRunner::ApplyBySchema(const RunPlan& plan, const Ru
   return total;
 }
 
+void JobRunner::RunMaintenanceAfter(RunSummary& summary) {
+  if (!job_.maintenance) return;
+  // The tables this run wrote; a run that found nothing new maintains the sink's table all the same
+  // (expiry and orphan removal are due by time, not by writes).
+  std::vector<std::string> tables;
+  for (const auto& t : summary.apply.tables) tables.push_back(t.table);
+  if (tables.empty() && !sink::IsTemplate(job_.sink.table)) tables.push_back(job_.sink.table);
+  auto now = MaintenanceNowMs();
+  summary.maintenance = Json::object();
+  for (const auto& name : tables) {
+    auto id = catalog::TableIdentifier::Parse(name);
+    if (!now.ok() || !id.ok()) {
+      summary.maintenance[name] = {{"error", (!now.ok() ? now.status() : id.status()).message()}};
+      continue;
+    }
+    if (!catalog_->TableExists(*id).ValueOr(false)) continue;
+    summary.maintenance[name] = RunMaintenance(*job_.maintenance, catalog_, *id, *now);
+  }
+}
+
 void JobRunner::LogRun(const RunSummary& summary, bool repeated) const {
   // The facts of the summary line as flat fields (log collectors filter on scalars).
   const auto& c = summary.apply.changes;
@@ -532,6 +553,7 @@ Result<RunSummary> JobRunner::RunOnceWithRetries(const RunOptions& options) {
         if (options.on_run) options.on_run(*result);
         return RunOnceWithRetries(options);
       }
+      RunMaintenanceAfter(*result);
       LogRun(*result, repeating_);
       return result;
     }

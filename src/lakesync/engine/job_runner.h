@@ -39,6 +39,9 @@ struct RunSummary {
   sink::ApplyResult apply;
   double duration_seconds = 0;
   int attempts = 1;
+  // What the job's maintenance block did after the run, per table (null without one): a failure
+  // there is reported here and never changes `status`.
+  nlohmann::json maintenance;
   nlohmann::json ToJson() const;
   // One sentence for logs: what was applied from where to where ("applied versions 4..9 of delta
   // table /d/orders to shop.orders: 600 inserted, 500 updated, 400 deleted; snapshot 52...; 0.41 s").
@@ -154,6 +157,8 @@ class JobRunner {
   // schema_evolution additive: applies the plan's range in parts split at the source's schema changes.
   Result<sink::ApplyResult> ApplyBySchema(const RunPlan& plan, const RunOptions& options);
   void LogRun(const RunSummary& summary, bool repeated) const;
+  // The maintenance block on the run's target tables, after its commit (job_maintenance.h).
+  void RunMaintenanceAfter(RunSummary& summary);
 
   JobConfig job_;
   std::shared_ptr<catalog::Catalog> catalog_;

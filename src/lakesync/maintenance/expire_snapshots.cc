@@ -119,7 +119,9 @@ Result<ExpireSnapshotsResult> ExpireSnapshots(table::Table& table, const ExpireS
     std::vector<iceberg::TableRequirement> requirements = {iceberg::AssertTableUuid{m.table_uuid}};
     for (const auto& [name, ref] : m.refs) requirements.push_back(iceberg::AssertRefSnapshotId{name, ref.snapshot_id});
     std::vector<iceberg::TableUpdate> updates;
-    if (!plan.position_properties.empty()) updates.push_back(iceberg::SetProperties{plan.position_properties});
+    std::map<std::string, std::string> properties = plan.position_properties;
+    for (const auto& [key, value] : options.set_properties) properties[key] = value;
+    if (!properties.empty()) updates.push_back(iceberg::SetProperties{properties});
     updates.push_back(iceberg::RemoveSnapshots{plan.expire});
     auto committed = table.catalog()->CommitTable(table.identifier(), requirements, updates);
     if (!committed.ok()) {

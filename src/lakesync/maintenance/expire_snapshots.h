@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct ExpireSnapshotsOptions {
   std::optional<int32_t> retain_last;
   bool dry_run = false;       // plan only: no commit, no file deleted
   int max_attempts = 4;       // a concurrent commit makes the plan stale: reload and plan again
+  // Table properties set by the same commit (a job's maintenance records when expiry last ran).
+  std::map<std::string, std::string> set_properties;
 };
 
 struct ExpireSnapshotsResult {

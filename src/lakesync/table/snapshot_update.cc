@@ -145,6 +145,12 @@ Status SnapshotUpdate::WriteManifests(const std::vector<const DataFile*>& data,
       ManifestEntry e;
       e.status = ManifestEntryStatus::kAdded;
       e.data_file = std::make_shared<const DataFile>(*f);
+      // Null inherits the new snapshot's number; an explicit one is kept (AddDataFile with a number).
+      if (key.first == 0) {
+        if (auto it = data_sequence_numbers_.find(f->file_path); it != data_sequence_numbers_.end()) {
+          e.sequence_number = it->second;
+        }
+      }
       ARROW_RETURN_NOT_OK(writer->Add(e));
     }
     ARROW_ASSIGN_OR_RAISE(std::string bytes, writer->Finish());
@@ -269,12 +275,18 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
     for (const auto& f : rebuilt.added) rebuilt_files.push_back(&f);
     ARROW_RETURN_NOT_OK(WriteManifests({}, rebuilt_files, 50, manifests, attempt.files));
   }
-  // Rewrite the manifests that hold removed files; keep the others as they are.
+  // Rewrite the manifests that hold removed files, merged into one manifest per content and spec (a
+  // commit that removes files from many manifests, a compaction, leaves few manifests behind); keep
+  // the others as they are, except those with no live entry left (only DELETED entries, the record of
+  // an earlier snapshot's removals): they add nothing to this snapshot, and Java drops them too.
   SummaryCounts counts;
   for (const auto& f : added_data_) counts.Add(f, true, iceberg::PartitionTupleKey(f));
   for (const DataFile* f : added_deletes) counts.Add(*f, true, iceberg::PartitionTupleKey(*f));
   int rewrite_index = 100;
+  std::map<std::pair<int, int32_t>, std::unique_ptr<iceberg::ManifestWriter>> rewriters;
+  std::vector<std::pair<std::pair<int, int32_t>, std::string>> rewritten_locations;
   for (const auto& manifest : live.manifests) {
+    if (!manifest.has_added_or_existing()) continue;
     const bool is_data = manifest.content == ManifestContent::kData;
     const bool may_hold = is_data ? !removed_data_.empty() : !removed_deletes.empty();
     if (!may_hold) {
@@ -293,17 +305,23 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
       manifests.push_back(manifest);
       continue;
     }
-    iceberg::ManifestWriterOptions options;
-    options.format_version = base.format_version;
-    options.schema = base.Schema();
-    options.spec = base.SpecById(manifest.partition_spec_id);
-    options.content = manifest.content;
-    options.snapshot_id = snapshot_id;
-    options.codec = ManifestCodec(base);
-    options.location = NewManifestLocation(base, rewrite_index++);
-    if (!options.spec) return Corrupt("manifest {} names unknown spec {}", manifest.manifest_path, manifest.partition_spec_id);
-    ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::ManifestWriter::Make(options));
-    int64_t kept = 0;
+    const std::pair<int, int32_t> key{static_cast<int>(manifest.content), manifest.partition_spec_id};
+    auto& writer = rewriters[key];
+    if (!writer) {
+      iceberg::ManifestWriterOptions options;
+      options.format_version = base.format_version;
+      options.schema = base.Schema();
+      options.spec = base.SpecById(manifest.partition_spec_id);
+      options.content = manifest.content;
+      options.snapshot_id = snapshot_id;
+      options.codec = ManifestCodec(base);
+      options.location = NewManifestLocation(base, rewrite_index++);
+      if (!options.spec) {
+        return Corrupt("manifest {} names unknown spec {}", manifest.manifest_path, manifest.partition_spec_id);
+      }
+      ARROW_ASSIGN_OR_RAISE(writer, iceberg::ManifestWriter::Make(options));
+      rewritten_locations.emplace_back(key, options.location);
+    }
     for (const auto& e : entries) {
       if (e.status == ManifestEntryStatus::kDeleted) continue;  // deleted by an earlier snapshot
       ManifestEntry out = e;
@@ -315,16 +333,26 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
         counts.Add(*e.data_file, false, iceberg::PartitionTupleKey(*e.data_file));
       } else {
         out.status = ManifestEntryStatus::kExisting;
-        ++kept;
       }
       ARROW_RETURN_NOT_OK(writer->Add(out));
     }
+  }
+  for (const auto& [key, location] : rewritten_locations) {
+    auto& writer = rewriters.at(key);
     ARROW_ASSIGN_OR_RAISE(std::string out_bytes, writer->Finish());
-    ARROW_RETURN_NOT_OK(table_->WriteFile(options.location, out_bytes));
-    attempt.files.push_back(options.location);
-    ARROW_ASSIGN_OR_RAISE(auto listed, writer->ToManifestFile(options.location, static_cast<int64_t>(out_bytes.size())));
+    ARROW_RETURN_NOT_OK(table_->WriteFile(location, out_bytes));
+    attempt.files.push_back(location);
+    ARROW_ASSIGN_OR_RAISE(auto listed, writer->ToManifestFile(location, static_cast<int64_t>(out_bytes.size())));
     manifests.push_back(std::move(listed));
-    (void)kept;
+  }
+
+  // A manifest rewrite replaces every manifest of the base (no file was added or removed above).
+  std::map<std::string, std::string> rewrite_summary;
+  if (manifest_rewrite_) {
+    if (!added_data_.empty() || !added_deletes.empty() || !removed_data_.empty() || !removed_deletes_here.empty()) {
+      return InvalidArgument("a manifest rewrite cannot add or remove files in the same commit");
+    }
+    ARROW_ASSIGN_OR_RAISE(manifests, manifest_rewrite_(base, live.manifests, attempt.files, rewrite_summary));
   }
 
   // The manifest list.
@@ -396,6 +424,7 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   summary["engine-name"] = "lakesync";
   summary["engine-version"] = LAKESYNC_VERSION;
   for (const auto& [k, v] : extra_summary_) summary[k] = v;
+  for (const auto& [k, v] : rewrite_summary) summary[k] = v;
 
   auto snapshot = std::make_shared<iceberg::Snapshot>();
   snapshot->snapshot_id = snapshot_id;

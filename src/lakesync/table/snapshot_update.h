@@ -59,6 +59,14 @@ class SnapshotUpdate {
   explicit SnapshotUpdate(std::shared_ptr<Table> table) : table_(std::move(table)) {}
 
   void AddDataFile(iceberg::DataFile file) { added_data_.push_back(std::move(file)); }
+  // Adds a data file with an explicit, older data sequence number instead of the new snapshot's
+  // (spec "Sequence Number Inheritance"): compaction gives rewritten rows the sequence number of the
+  // snapshot it read them from, so that equality deletes committed after that snapshot still apply
+  // to them and the ones it already applied do not (maintenance/compact.h).
+  void AddDataFile(iceberg::DataFile file, int64_t data_sequence_number) {
+    data_sequence_numbers_[file.file_path] = data_sequence_number;
+    added_data_.push_back(std::move(file));
+  }
   void AddDeleteFile(iceberg::DataFile file) { added_deletes_.push_back(std::move(file)); }
   // Removes a live data file (by path). Its deletion vector, if any, is removed with it.
   void RemoveDataFile(std::string path) { removed_data_.insert(std::move(path)); }
@@ -91,6 +99,15 @@ class SnapshotUpdate {
     schema_base_id_ = base.current_schema_id;
     schema_base_last_column_id_ = base.last_column_id;
   }
+  // Replaces the manifests of the state an attempt commits on with the ones `rewrite` writes
+  // (rewrite-manifests: same files, fewer manifests). Called on every attempt with the base's
+  // metadata and manifests; it returns the new snapshot's manifests, appends every file it wrote to
+  // `written` (deleted if the attempt fails) and may add snapshot summary entries. Only for commits
+  // that add and remove no file.
+  using ManifestRewrite = std::function<Result<std::vector<iceberg::ManifestFile>>(
+      const iceberg::TableMetadata& base, const std::vector<iceberg::ManifestFile>& manifests,
+      std::vector<std::string>& written, std::map<std::string, std::string>& summary)>;
+  void SetManifestRewrite(ManifestRewrite rewrite) { manifest_rewrite_ = std::move(rewrite); }
   // When an attempt has nothing to add or remove, return a `skipped` result instead of committing.
   void SkipIfEmpty() { skip_if_empty_ = true; }
   // Adds fixed delete changes (files written once, by the caller).
@@ -119,6 +136,7 @@ class SnapshotUpdate {
 
   std::shared_ptr<Table> table_;
   std::vector<iceberg::DataFile> added_data_;
+  std::map<std::string, int64_t> data_sequence_numbers_;  // added data files with an explicit one
   std::vector<iceberg::DataFile> added_deletes_;
   std::set<std::string> removed_data_;
   std::set<std::pair<std::string, std::string>> removed_deletes_;
@@ -127,6 +145,7 @@ class SnapshotUpdate {
   std::vector<std::function<Status(const CommitBase&)>> validations_;
   std::optional<std::string> operation_;
   std::function<Status(AttemptDeletes&)> attempt_deletes_;
+  ManifestRewrite manifest_rewrite_;
   bool skip_if_empty_ = false;
   std::optional<iceberg::EvolvedSchema> schema_;
   int32_t schema_base_id_ = 0;

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Compaction benchmark (issue 16): a table after N CDC commits, read before and after
+`lakesync table compact`, against a freshly written compacted copy; and compaction throughput.
+
+One run:
+  1. generates (numpy/pyarrow, one seed) an R-row base table (id long key, v long version, amount
+     double, name string) and appends it to a v3 (deletion vectors) or v2 (position deletes) table;
+  2. applies --commits commits of --changes changes each with `lakesync apply` (50% updates, 30%
+     inserts, 20% deletes, each key at most once per commit, drawn against the state the previous
+     commits left); the expected state (live rows, sum of id, sum of v) is tracked here;
+  3. compacts the table with `lakesync table compact` (timed: wall, CPU, rows written per second);
+  4. writes the compacted copy: `lakesync scan --format parquet` of the table, then `table create` and
+     `table append` into a new table (one data file, no deletes);
+  5. checks every state (the snapshot before compaction, after, and the copy) with pyiceberg (row count,
+     sum of id, sum of v) before any timing counts, then reads each in full with lakesync's TableScan
+     (bench/scan_bench.cc --mode lakesync), one process per read, round-robin over --repeat rounds;
+  6. prints medians and the ratios against the goal (after compaction <= 1.05x the copy), with the
+     load average, and writes everything to bench/results/.
+
+    .venv/bin/python bench/compact_bench.py --rows 2000000 --commits 50 --changes 20000 --repeat 5
+
+Wall-clock numbers are only compared within one run; nothing here is a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE, COPY = "bench.t", "bench.copy"
+
+
+def run_measured(cmd: list[str], env: dict) -> dict:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        err.seek(0)
+        rc = os.waitstatus_to_exitcode(status)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if rc != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({rc}):\n{stderr[-3000:]}")
+    return {"stdout": stdout, "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "peak_rss_mib": usage.ru_maxrss / 1024.0}
+
+
+def rows_table(ids: np.ndarray, versions: np.ndarray) -> pa.Table:
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64()), ("amount", pa.float64()),
+                        ("name", pa.string())])
+    return pa.table([pa.array(ids, pa.int64()), pa.array(versions, pa.int64()),
+                     pa.array(((ids * 31 + versions * 7) % 100_000) / 100.0, pa.float64()),
+                     pa.array([f"name-{i}-{k}" for i, k in zip(ids.tolist(), versions.tolist())], pa.string())],
+                    schema=schema)
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.build = Path(args.build).resolve()
+        self.work = Path(args.work or tempfile.mkdtemp(prefix="compact-bench-"))
+        self.work.mkdir(parents=True, exist_ok=True)
+        self.env = dict(os.environ, LAKESYNC_WAREHOUSE=str(self.work / "wh"))
+        self.rng = np.random.default_rng(args.seed)
+
+    def lakesync(self, *args) -> dict:
+        return run_measured([str(self.build / "lakesync"), *map(str, args)], self.env)
+
+    def setup(self) -> dict:
+        a = self.args
+        n = a.rows
+        version = np.full(n + a.commits * a.changes, -1, dtype=np.int64)  # -1: not live
+        version[:n] = 0
+        base = self.work / "base.parquet"
+        pq.write_table(rows_table(np.arange(n, dtype=np.int64), version[:n]), base)
+        self.lakesync("namespace", "create", "bench")
+        self.lakesync("table", "create", TABLE, "--schema-from", base, "--format-version", a.format_version,
+                      "--identifier-fields", "id")
+        self.lakesync("table", "append", TABLE, base)
+        next_id = n
+        apply_wall = []
+        for c in range(a.commits):
+            live = np.flatnonzero(version >= 0)
+            k = a.changes
+            n_upd, n_ins = k // 2, k * 3 // 10
+            n_del = k - n_upd - n_ins
+            touched = self.rng.choice(live, size=n_upd + n_del, replace=False)
+            upd, dele = touched[:n_upd], touched[n_upd:]
+            ins = np.arange(next_id, next_id + n_ins, dtype=np.int64)
+            next_id += n_ins
+            parts, kinds = [], []
+            parts.append(rows_table(upd, version[upd]))
+            kinds += ["UPDATE_BEFORE"] * n_upd
+            parts.append(rows_table(upd, version[upd] + 1))
+            kinds += ["UPDATE_AFTER"] * n_upd
+            parts.append(rows_table(ins, np.zeros(n_ins, dtype=np.int64)))
+            kinds += ["INSERT"] * n_ins
+            parts.append(rows_table(dele, version[dele]))
+            kinds += ["DELETE"] * n_del
+            t = pa.concat_tables(parts)
+            t = t.append_column("_change_type", pa.array(kinds, pa.string()))
+            t = t.append_column("_seq", pa.array(np.full(t.num_rows, c + 1, dtype=np.int64)))
+            path = self.work / f"changes_{c:03d}.parquet"
+            pq.write_table(t, path)
+            r = self.lakesync("apply", "--table", TABLE, "--changes", path, "--change-type-column", "_change_type",
+                              "--sequence-number-column", "_seq", "--equality-columns", "id")
+            apply_wall.append(r["wall_s"])
+            version[upd] += 1
+            version[ins] = 0
+            version[dele] = -1
+            path.unlink()
+        live = np.flatnonzero(version >= 0)
+        self.expected = {"rows": int(live.size), "sum_id": int(live.sum()), "sum_v": int(version[live].sum())}
+        return {"apply_wall_median_s": statistics.median(apply_wall), "apply_commits": a.commits}
+
+    def metadata(self, name: str) -> dict:
+        return json.loads(self.lakesync("table", "describe", name, "--json")["stdout"])
+
+    def check(self, name: str, snapshot_id: int | None = None) -> None:
+        from pyiceberg.catalog.sql import SqlCatalog
+
+        wh = self.work / "wh"
+        t = SqlCatalog("lakesync", uri=f"sqlite:///{wh / 'catalog.db'}", warehouse=f"file://{wh}").load_table(name)
+        data = t.scan(snapshot_id=snapshot_id, selected_fields=("id", "v")).to_arrow()
+        got = {"rows": data.num_rows, "sum_id": int(pa.compute.sum(data["id"]).as_py() or 0),
+               "sum_v": int(pa.compute.sum(data["v"]).as_py() or 0)}
+        if got != self.expected:
+            raise SystemExit(f"{name} (snapshot {snapshot_id}) reads {got} in pyiceberg, expected {self.expected}")
+
+    def scan(self, name: str, snapshot_id: int | None = None) -> dict:
+        cmd = [str(self.build / "scan_bench"), "--mode", "lakesync", "--table", name, "--checksum-column", "id"]
+        if snapshot_id is not None:
+            cmd += ["--snapshot-id", str(snapshot_id)]
+        r = run_measured(cmd, self.env)
+        line = [json.loads(x) for x in r["stdout"].splitlines() if x.startswith("{")][-1]
+        if line["rows"] != self.expected["rows"] or line.get("checksum") != self.expected["sum_id"]:
+            raise SystemExit(f"scan_bench of {name} read {line}, expected {self.expected}")
+        return {"wall_s": line["wall_s"], "cpu_s": line["cpu_s"]}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", type=int, default=2_000_000)
+    p.add_argument("--commits", type=int, default=50)
+    p.add_argument("--changes", type=int, default=20_000)
+    p.add_argument("--format-version", type=int, default=3, choices=[2, 3])
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--seed", type=int, default=16)
+    p.add_argument("--build", default=str(REPO / "build"))
+    p.add_argument("--work", help="scratch folder (default: a new temporary one)")
+    args = p.parse_args()
+    bench = Bench(args)
+    result = {"started": datetime.now(timezone.utc).isoformat(), "args": vars(args),
+              "loadavg_at_start": os.getloadavg()}
+    print(f"setting up {args.rows:,} rows and {args.commits} commits of {args.changes:,} changes in {bench.work}",
+          flush=True)
+    result["setup"] = bench.setup()
+    before = bench.metadata(TABLE)
+    pre_snapshot = before["current-snapshot-id"]
+    r = bench.lakesync("table", "compact", TABLE, "--json")
+    done = json.loads(r["stdout"])
+    result["compaction"] = {"wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "peak_rss_mib": r["peak_rss_mib"],
+                            "rewritten_data_files": done["rewritten_data_files"],
+                            "removed_delete_files": done["removed_delete_files"],
+                            "added_data_files": done["added_data_files"], "written_records": done["written_records"],
+                            "rewritten_records": done["rewritten_records"],
+                            "rows_per_s": done["written_records"] / r["wall_s"]}
+    copy = bench.work / "copy.parquet"
+    bench.lakesync("scan", "--table", TABLE, "--format", "parquet", "--output", copy)
+    bench.lakesync("table", "create", COPY, "--schema-from", copy, "--format-version", args.format_version)
+    bench.lakesync("table", "append", COPY, copy)
+    for name, snap in ((TABLE, pre_snapshot), (TABLE, None), (COPY, None)):
+        bench.check(name, snap)
+    states = {"before": (TABLE, pre_snapshot), "after": (TABLE, None), "copy": (COPY, None)}
+    samples = {k: [] for k in states}
+    for _ in range(args.repeat):
+        for k, (name, snap) in states.items():
+            samples[k].append(bench.scan(name, snap))
+    med = {k: {"wall_s": statistics.median(s["wall_s"] for s in v), "cpu_s": statistics.median(s["cpu_s"] for s in v),
+               "min_wall_s": min(s["wall_s"] for s in v), "max_wall_s": max(s["wall_s"] for s in v)}
+           for k, v in samples.items()}
+    result.update({"samples": samples, "median": med, "expected": bench.expected,
+                   "files_before": len(before["snapshots"]), "loadavg_at_end": os.getloadavg()})
+    result["ratios"] = {f"{k}_over_copy_{m}": med[k][m] / med["copy"][m] for k in ("before", "after")
+                        for m in ("wall_s", "cpu_s")}
+    out_dir = REPO / "bench" / "results"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"compact_bench-{args.rows}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.json"
+    out.write_text(json.dumps(result, indent=1))
+    c = result["compaction"]
+    print(f"\n{args.rows:,} rows, {args.commits} commits of {args.changes:,} changes (v{args.format_version}); "
+          f"load average {result['loadavg_at_start'][0]:.1f} -> {result['loadavg_at_end'][0]:.1f}")
+    print(f"compaction: {c['rewritten_data_files']} data files + {c['removed_delete_files']} delete files -> "
+          f"{c['added_data_files']} files; {c['wall_s']:.2f} s wall, {c['cpu_s']:.2f} s CPU, "
+          f"{c['rows_per_s']:,.0f} rows/s, peak RSS {c['peak_rss_mib']:.0f} MiB")
+    for k in states:
+        m = med[k]
+        print(f"scan {k:<7} wall {m['wall_s']:.3f} s ({m['min_wall_s']:.3f}..{m['max_wall_s']:.3f})  CPU {m['cpu_s']:.3f} s")
+    for k, v in result["ratios"].items():
+        print(f"{k}: {v:.3f}")
+    print(f"results: {out}")
+
+
+if __name__ == "__main__":
+    main()
