@@ -314,8 +314,9 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> JobRunner::Read(const ReadTask
   return changes;
 }
 
-Result<sink::SinkConfig> JobRunner::SinkConfigForRun() {
+Result<sink::SinkConfig> JobRunner::SinkConfigForRun(int64_t started_ms) {
   sink::SinkConfig config = job_.sink;
+  config.snapshot_properties[kSummaryRunStartMs] = std::to_string(started_ms);
   if (config.mode != sink::WriteMode::kMergeOnRead || !config.equality_columns.empty()) return config;
   auto keys = source_->IdentifierColumns();
   if (keys.empty()) return config;
@@ -355,7 +356,7 @@ Result<RunSummary> JobRunner::RunOnceAttempt(const RunOptions& options) {
   summary.through = through;
   summary.initial_snapshot = plan.initial_snapshot;
   if (!plan.initial_snapshot && !plan.overwrite && job_.schema_evolution == sink::SchemaEvolution::kAdditive) {
-    ARROW_ASSIGN_OR_RAISE(auto applied, ApplyBySchema(plan, options));
+    ARROW_ASSIGN_OR_RAISE(auto applied, ApplyBySchema(plan, options, started_ms));
     summary.apply = std::move(applied);
     if (AllSkipped(summary.apply)) return finish("skipped", summary.apply.tables.front().message);
     return finish("committed", "");
@@ -372,8 +373,7 @@ Result<RunSummary> JobRunner::RunOnceAttempt(const RunOptions& options) {
   auto observed = std::make_shared<ObservedReader>(changes, std::vector<std::string>{}, [&](int64_t rows) {
     if (options.progress) options.progress(rows, from, through);
   });
-  ARROW_ASSIGN_OR_RAISE(auto config, SinkConfigForRun());
-  config.snapshot_properties[kSummaryRunStartMs] = std::to_string(started_ms);
+  ARROW_ASSIGN_OR_RAISE(auto config, SinkConfigForRun(started_ms));
   ARROW_ASSIGN_OR_RAISE(auto writer, sink::CdcWriter::Make(catalog_, std::move(config)));
   sink::ApplyOptions apply;
   apply.source_position = plan.position;
@@ -430,7 +430,8 @@ void AddApply(sink::ApplyResult& total, sink::ApplyResult part) {
 
 }  // namespace
 
-Result<sink::ApplyResult> JobRunner::ApplyBySchema(const RunPlan& plan, const RunOptions& options) {
+Result<sink::ApplyResult> JobRunner::ApplyBySchema(const RunPlan& plan, const RunOptions& options,
+                                                  int64_t started_ms) {
   // A range that crosses schema changes is applied in parts, one per schema, each committed with its
   // own position: the rows before a change are written with the schema they had (the columns added
   // later are null in them), and each part's commit carries the schema change it needs with its
@@ -450,7 +451,7 @@ Result<sink::ApplyResult> JobRunner::ApplyBySchema(const RunPlan& plan, const Ru
                 "committed with its own schema", job_.name, fmt::join(changes_at, ", "), plan.from, plan.through,
                 parts.size());
   }
-  ARROW_ASSIGN_OR_RAISE(auto config, SinkConfigForRun());
+  ARROW_ASSIGN_OR_RAISE(auto config, SinkConfigForRun(started_ms));
   sink::ApplyResult total;
   std::optional<int64_t> before = plan.committed_before;
   for (const auto& [from, through] : parts) {

@@ -152,10 +152,11 @@ class JobRunner {
   Result<RunSummary> RunOnceWithRetries(const RunOptions& options);
   Result<std::optional<int64_t>> CommittedOrdinal();
   // The sink options for this run: equality_columns from the source's identifier fields when the job
-  // names none and the target does not exist yet.
-  Result<sink::SinkConfig> SinkConfigForRun();
+  // names none and the target does not exist yet; the run's start (kSummaryRunStartMs) for every
+  // commit's summary.
+  Result<sink::SinkConfig> SinkConfigForRun(int64_t started_ms);
   // schema_evolution additive: applies the plan's range in parts split at the source's schema changes.
-  Result<sink::ApplyResult> ApplyBySchema(const RunPlan& plan, const RunOptions& options);
+  Result<sink::ApplyResult> ApplyBySchema(const RunPlan& plan, const RunOptions& options, int64_t started_ms);
   void LogRun(const RunSummary& summary, bool repeated) const;
   // The maintenance block on the run's target tables, after its commit (job_maintenance.h).
   void RunMaintenanceAfter(RunSummary& summary);
