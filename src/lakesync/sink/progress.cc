@@ -9,7 +9,9 @@ constexpr std::string_view kPrefix = kSummarySourcePositionPrefix;
 
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-std::optional<int64_t> SummaryNumber(const iceberg::Snapshot& s, const char* key) {
+}  // namespace
+
+std::optional<int64_t> SummaryNumber(const iceberg::Snapshot& s, const std::string& key) {
   auto it = s.summary.find(key);
   if (it == s.summary.end()) return std::nullopt;
   int64_t v = 0;
@@ -17,8 +19,6 @@ std::optional<int64_t> SummaryNumber(const iceberg::Snapshot& s, const char* key
   if (ec != std::errc() || end != it->second.data() + it->second.size()) return std::nullopt;
   return v;
 }
-
-}  // namespace
 
 Result<std::map<std::string, SourcePosition>> CommittedPositions(const iceberg::TableMetadata& metadata) {
   std::map<std::string, SourcePosition> out;

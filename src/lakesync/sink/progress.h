@@ -15,6 +15,10 @@ namespace lakesync::sink {
 // copies in the table properties), with its newest position.
 Result<std::map<std::string, SourcePosition>> CommittedPositions(const iceberg::TableMetadata& metadata);
 
+// An integer of a snapshot's summary (its counts, the sink's tokens): nullopt when the key is absent or
+// its value is not a whole integer.
+std::optional<int64_t> SummaryNumber(const iceberg::Snapshot& snapshot, const std::string& key);
+
 // Rows the current snapshot holds once deletes are applied, from its summary: total-records minus
 // total-position-deletes (deletion vectors count there too). nullopt when the summary lacks the
 // totals or the table has equality deletes, whose effect the summary cannot tell.

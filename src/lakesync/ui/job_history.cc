@@ -12,18 +12,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::optional<int64_t> SummaryInt(const iceberg::Snapshot& s, const std::string& key) {
-  auto it = s.summary.find(key);
-  if (it == s.summary.end()) return std::nullopt;
-  try {
-    size_t used = 0;
-    int64_t v = std::stoll(it->second, &used);
-    if (used == it->second.size()) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
 Json Optional(const std::optional<int64_t>& v) { return v ? Json(*v) : Json(nullptr); }
 
 Json LagPoint(int64_t at_ms, const char* point, const SinkRun* position, const engine::Lag& lag) {
@@ -79,10 +67,10 @@ std::map<std::string, SinkHistory> CollectSinkHistories(const std::vector<std::s
       run.operation = s->operation();
       run.position = text->second;
       run.ordinal = parsed->ordinal;
-      run.added_records = SummaryInt(*s, "added-records").value_or(0);
+      run.added_records = sink::SummaryNumber(*s, "added-records").value_or(0);
       run.removed_records = sink::RemovedRecords(*s);
       run.live_records = sink::LiveRecords(*s);
-      run.run_start_ms = SummaryInt(*s, engine::kSummaryRunStartMs);
+      run.run_start_ms = sink::SummaryNumber(*s, engine::kSummaryRunStartMs);
       out[id->second].runs.push_back(std::move(run));
     }
   }

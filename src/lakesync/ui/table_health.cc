@@ -28,18 +28,6 @@ Json SnapshotIdJson(std::optional<int64_t> id) { return id ? Json(std::to_string
 
 namespace {
 
-std::optional<int64_t> SummaryInt(const iceberg::Snapshot& s, const char* key) {
-  auto it = s.summary.find(key);
-  if (it == s.summary.end()) return std::nullopt;
-  try {
-    size_t used = 0;
-    int64_t v = std::stoll(it->second, &used);
-    if (used == it->second.size()) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
 std::string SummaryText(const iceberg::Snapshot& s, const std::string& key) {
   auto it = s.summary.find(key);
   return it == s.summary.end() ? std::string() : it->second;
@@ -54,12 +42,12 @@ Json SnapshotRow(const iceberg::Snapshot& s, bool current) {
               {"sequence_number", s.sequence_number},
               {"timestamp_ms", s.timestamp_ms},
               {"operation", s.operation()},
-              {"added_records", OptionalNumber(SummaryInt(s, "added-records"))},
+              {"added_records", OptionalNumber(sink::SummaryNumber(s, "added-records"))},
               {"removed_records", OptionalNumber(sink::RemovedRecords(s))},
               {"live_records", OptionalNumber(sink::LiveRecords(s))},
-              {"total_records", OptionalNumber(SummaryInt(s, "total-records"))},
-              {"total_data_files", OptionalNumber(SummaryInt(s, "total-data-files"))},
-              {"total_delete_files", OptionalNumber(SummaryInt(s, "total-delete-files"))},
+              {"total_records", OptionalNumber(sink::SummaryNumber(s, "total-records"))},
+              {"total_data_files", OptionalNumber(sink::SummaryNumber(s, "total-data-files"))},
+              {"total_delete_files", OptionalNumber(sink::SummaryNumber(s, "total-delete-files"))},
               {"schema_id", s.schema_id ? Json(*s.schema_id) : Json(nullptr)},
               {"current", current}};
   const std::string sink_id = SummaryText(s, sink::kSummarySinkId);
@@ -168,10 +156,10 @@ Json TableOverview(const table::Table& table) {
   row["last_commit_ms"] = current ? Json(current->timestamp_ms) : Json(nullptr);
   row["last_operation"] = current ? Json(current->operation()) : Json(nullptr);
   row["rows"] = current ? OptionalNumber(sink::LiveRecords(*current)) : Json(0);
-  row["total_records"] = current ? OptionalNumber(SummaryInt(*current, "total-records")) : Json(0);
-  row["data_files"] = current ? OptionalNumber(SummaryInt(*current, "total-data-files")) : Json(0);
-  row["delete_files"] = current ? OptionalNumber(SummaryInt(*current, "total-delete-files")) : Json(0);
-  row["size_bytes"] = current ? OptionalNumber(SummaryInt(*current, "total-files-size")) : Json(0);
+  row["total_records"] = current ? OptionalNumber(sink::SummaryNumber(*current, "total-records")) : Json(0);
+  row["data_files"] = current ? OptionalNumber(sink::SummaryNumber(*current, "total-data-files")) : Json(0);
+  row["delete_files"] = current ? OptionalNumber(sink::SummaryNumber(*current, "total-delete-files")) : Json(0);
+  row["size_bytes"] = current ? OptionalNumber(sink::SummaryNumber(*current, "total-files-size")) : Json(0);
   Json sinks = Json::object();
   if (auto positions = sink::CommittedPositions(m); positions.ok()) {
     for (const auto& [id, position] : *positions) sinks[id] = position.text;
@@ -301,7 +289,7 @@ Result<Json> TableHealth(const std::shared_ptr<table::Table>& table, const Table
       p.deleted_rows += deleted;
     }
   }
-  const int64_t deleted_rows = current ? SummaryInt(*current, "total-position-deletes").value_or(0) : 0;
+  const int64_t deleted_rows = current ? sink::SummaryNumber(*current, "total-position-deletes").value_or(0) : 0;
   out["files"] = {{"data", data.ToJson()},
                   {"target_file_size_bytes", target_size},
                   {"small_file_below_bytes", small_below},
