@@ -56,6 +56,11 @@ def _open_catalog(config: Optional[dict]) -> Optional["_core.Catalog"]:
     return None if config is None else _core.Catalog(json.dumps(config), None)
 
 
+def _open_source(kind: str, options: Mapping[str, Any], catalog: Optional[dict]) -> "_core.Source":
+    """A job's source block opened by the core (on the driver, and again on each worker)."""
+    return _core.Source(kind, json.dumps(options), _open_catalog(catalog))
+
+
 def _batches(capsule: Any) -> Iterable[pa.RecordBatch]:
     reader = _reader(capsule)
     for batch in reader:
@@ -248,7 +253,7 @@ class _ReadChanges(beam.PTransform):
         self._catalog = _catalog_config(catalog)
 
     def _open(self):
-        return _core.Source(self._type, json.dumps(self._options), _open_catalog(self._catalog))
+        return _open_source(self._type, self._options, self._catalog)
 
     def expand(self, pbegin):
         source = self._open()  # on the driver: bad options fail when the pipeline is built
@@ -257,7 +262,7 @@ class _ReadChanges(beam.PTransform):
 
         def read(ordinal):
             if "source" not in opened:
-                opened["source"] = _core.Source(kind, json.dumps(options), _open_catalog(catalog))
+                opened["source"] = _open_source(kind, options, catalog)
             yield from _batches(opened["source"].read(ordinal, ordinal))
 
         if options.get("streaming"):
@@ -333,7 +338,7 @@ class _PollCommits(beam.DoFn):
     def _open(self, element):
         if self._source is None:
             doc = json.loads(element)
-            self._source = _core.Source(doc["type"], json.dumps(doc["options"]), _open_catalog(doc["catalog"]))
+            self._source = _open_source(doc["type"], doc["options"], doc["catalog"])
         return self._source
 
     @beam.DoFn.unbounded_per_element()
