@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import time
 from pathlib import Path
 
@@ -101,6 +102,40 @@ def test_an_import_into_a_target_that_holds_rows_is_refused(env):
     p, runs = env.run_job(second, "--once")
     assert runs[0]["initial_snapshot"] is True
     assert env.iceberg_rows("shop.orders_v2") == env.delta_rows(other)
+
+
+def test_an_import_counts_the_rows_of_a_target_whose_summary_has_no_totals(env):
+    # The spec leaves a snapshot summary's totals optional. A target written by another engine that
+    # omits them (and has no lakesync progress) must still count as holding rows: the rows are then
+    # counted from its manifests, not taken as zero.
+    env.delta_create()
+    env.delta_change(1)
+    job = env.job_from_example("delta-cdf-to-iceberg-v2.yaml")
+    env.run_job(job, "--once")
+    before = env.iceberg_rows("shop.orders_v2")
+    assert before
+
+    table = env.catalog().load_table("shop.orders_v2")
+    old_location = table.metadata_location
+    metadata = json.loads(Path(old_location.removeprefix("file://")).read_text())
+    for snap in metadata["snapshots"]:
+        snap["summary"] = {k: v for k, v in snap["summary"].items()
+                           if not k.startswith("total-") and not k.startswith("lakesync.")}
+    metadata["properties"] = {k: v for k, v in metadata.get("properties", {}).items()
+                              if not k.startswith("lakesync.")}
+    new_location = old_location.replace(".metadata.json", "-foreign.metadata.json")
+    Path(new_location.removeprefix("file://")).write_text(json.dumps(metadata))
+    with sqlite3.connect(env.warehouse / "catalog.db") as db:
+        changed = db.execute("UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+                             "WHERE table_name = 'orders_v2'", (new_location, old_location)).rowcount
+    assert changed == 1
+
+    p = env.lakesync("run", job, "--once", check=False)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert f"shop.orders_v2 holds {len(before)} rows" in p.stderr, p.stderr
+    assert "Nothing was written" in p.stderr, p.stderr
+    assert env.catalog().load_table("shop.orders_v2").metadata_location == new_location
+    assert env.iceberg_rows("shop.orders_v2") == before
 
 
 def test_progress_under_an_older_file_named_sink_id_is_never_ignored(env):
