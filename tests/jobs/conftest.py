@@ -11,10 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "examples"
-BUILD = Path(os.environ.get("LAKESYNC_BUILD_DIR", REPO / "build"))
-LAKESYNC = BUILD / "lakesync"
+from job_support import BUILD, COLUMNS, EXAMPLES, LAKESYNC, REPO, rows  # noqa: F401
 
 
 class Env:
@@ -79,14 +76,6 @@ class Env:
 
     def iceberg_rows(self, name: str, warehouse=None):
         return rows(self.catalog(warehouse).load_table(name).scan().to_arrow())
-
-
-COLUMNS = ["order_id", "customer", "region", "amount"]
-
-
-def rows(table):
-    """The rows as a sorted list, duplicates kept (a duplicate is a bug the tests must see)."""
-    return sorted(tuple(r[c] for c in COLUMNS) for r in table.select(COLUMNS).to_pylist())
 
 
 @pytest.fixture

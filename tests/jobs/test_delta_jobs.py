@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import rows
+from job_support import rows
 
 
 @pytest.mark.parametrize("example,table", [("delta-cdf-to-iceberg-v2.yaml", "shop.orders_v2"),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import LAKESYNC
+from job_support import LAKESYNC
 
 
 def summaries_of(p):

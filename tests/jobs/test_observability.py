@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import LAKESYNC, rows
+from job_support import LAKESYNC, rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
 import oracles as O  # noqa: E402

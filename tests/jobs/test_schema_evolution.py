@@ -252,7 +252,7 @@ def test_a_schema_change_racing_the_commit_fails_the_run_cleanly_and_the_rerun_f
     import subprocess
     import time
     from deltalake import write_deltalake
-    from conftest import LAKESYNC
+    from job_support import LAKESYNC
     src = env.root / "d"
     delta_create(src)
     job = delta_job(env, src)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, rows
+from job_support import EXAMPLES, rows
 
 REPO = Path(__file__).resolve().parents[2]
 AS_WRITTEN = ["seed-000-delta-cdc-to-lakehouse.yaml", "seed-001-iceberg-batch-cdc-to-lakehouse.yaml",

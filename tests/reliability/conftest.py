@@ -3,8 +3,6 @@ gs://) behind a fault-injecting proxy, and helpers that tell which files of a ta
 
 from __future__ import annotations
 
-import io
-import json
 import sys
 from pathlib import Path
 from urllib.parse import quote
@@ -16,8 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import oracles as O  # noqa: E402
 from fault_proxy import FaultProxy  # noqa: E402
 
-BUCKET = "lakesync-reliability"
-ACCESS_KEY, SECRET_KEY = "lakesync-test-key", "lakesync-test-secret"
+from object_store_support import ACCESS_KEY, BUCKET, SECRET_KEY, key_of, referenced_keys  # noqa: E402,F401
 
 
 @pytest.fixture(scope="session")
@@ -92,31 +89,6 @@ class Store:
                          params={"alt": "media"}, timeout=30)
         assert r.status_code == 200, (key, r.status_code)
         return r.content
-
-
-def key_of(location: str) -> str:
-    """s3://bucket/a/b -> a/b."""
-    _, rest = location.split("://", 1)
-    bucket, key = rest.split("/", 1)
-    assert bucket == BUCKET, location
-    return key
-
-
-def referenced_keys(read, metadata_location: str) -> set[str]:
-    """Every object a table references: its current metadata file and the ones its log names, every
-    snapshot's manifest list, the manifests those name and every file those manifests hold (live or
-    deleted: a snapshot still reaches them)."""
-    import fastavro
-
-    metadata = json.loads(read(key_of(metadata_location)))
-    out = {key_of(metadata_location)} | {key_of(e["metadata-file"]) for e in metadata.get("metadata-log", [])}
-    for snapshot in metadata.get("snapshots", []):
-        out.add(key_of(snapshot["manifest-list"]))
-        for m in fastavro.reader(io.BytesIO(read(key_of(snapshot["manifest-list"])))):
-            out.add(key_of(m["manifest_path"]))
-            for e in fastavro.reader(io.BytesIO(read(key_of(m["manifest_path"])))):
-                out.add(key_of(e["data_file"]["file_path"]))
-    return out
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
 import oracles as O  # noqa: E402
-from conftest import ACCESS_KEY, BUCKET, SECRET_KEY, key_of, referenced_keys  # noqa: E402
+from object_store_support import ACCESS_KEY, BUCKET, SECRET_KEY, key_of, referenced_keys  # noqa: E402
 
 pytestmark = O.needs_lakesync
 

@@ -14,7 +14,7 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 # delta_oracles and delta_tables: the Delta suites' helpers. Appended, never put first: an early
-# entry would make other suites' `from conftest import ...` find tests/delta/conftest.py.
+# entry would let tests/delta modules shadow same-named modules of other suites.
 if str(HERE.parent / "delta") not in sys.path:
     sys.path.append(str(HERE.parent / "delta"))
 
