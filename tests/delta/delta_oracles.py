@@ -69,14 +69,17 @@ META_TYPES = {"_change_type": pa.string(), "_commit_version": pa.int64(),
 # Corpus
 
 
-def extract_corpus(dest: Path) -> dict[str, Path]:
-    """Extracts every corpus archive into dest; returns archive name -> table root. The golden
+def extract_corpus(dest: Path, names: list[str] | None = None) -> dict[str, Path]:
+    """Extracts every corpus archive (or those `names` lists) into dest; returns archive name -> table
+    root. The golden
     archives keep the table under `<name>/delta/` (their `expected/` folder is never read).
     tarfile keeps the archived modification times, which the commit timestamps depend on."""
     zstd = pytest.importorskip("zstandard")
     roots = {}
     for archive in sorted(CORPUS_DIR.glob("*.tar.zst")):
         name = archive.name[: -len(".tar.zst")]
+        if names is not None and name not in names:
+            continue
         with open(archive, "rb") as fh:
             data = zstd.ZstdDecompressor().stream_reader(fh).read()
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import random
 from pathlib import Path
 
@@ -147,3 +148,32 @@ def enable_in_commit_timestamps(path: Path, from_version: int, step_ms: int = 50
         files[v].write_text("".join(json.dumps(a) + "\n" for a in info[:1] + rest))
         os.utime(files[v], ns=(st.st_atime_ns, st.st_mtime_ns))
     return icts
+
+
+def rename_column(path: Path, old: str, new: str, timestamp_ms: int = 1767225600000) -> int:
+    """Renames a column of a column-mapping table the way Spark's ALTER TABLE RENAME COLUMN does: one
+    commit whose metaData (the newest in the log) changes the logical name and keeps the physical
+    name. deltalake cannot write this commit, so it is written here. Returns the new version."""
+    log = Path(path) / "_delta_log"
+    last = max(int(f.stem) for f in log.glob("*.json"))
+    metadata = None
+    for v in range(last + 1):
+        commit = log / f"{v:020d}.json"
+        if not commit.exists():
+            continue
+        for line in commit.read_text().splitlines():
+            action = json.loads(line)
+            if "metaData" in action:
+                metadata = action["metaData"]
+    assert metadata is not None, f"no metaData in {log}"
+    fields = json.loads(metadata["schemaString"])
+    assert any(f["name"] == old for f in fields["fields"]), (old, fields)
+    for f in fields["fields"]:
+        if f["name"] == old:
+            f["name"] = new
+    metadata["schemaString"] = json.dumps(fields)
+    commit = [{"commitInfo": {"timestamp": timestamp_ms, "operation": "RENAME COLUMN",
+                              "operationParameters": {"oldColumnPath": old, "newColumnPath": new}}},
+              {"metaData": metadata}]
+    (log / f"{last + 1:020d}.json").write_text("\n".join(json.dumps(a) for a in commit) + "\n")
+    return last + 1

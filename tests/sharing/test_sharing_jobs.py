@@ -134,3 +134,84 @@ def test_bad_sharing_jobs_name_the_key(tmp_path, serve):
         p = subprocess.run([str(LAKESYNC), "run", str(job), "--once"], cwd=tmp_path, env=recipient.env,
                            capture_output=True, text=True, timeout=120)
         assert p.returncode == 2 and needle in p.stderr, (source, p.returncode, p.stderr)
+
+
+def test_a_shared_table_that_adds_a_column_and_widens_two_mid_range(tmp_path, serve):
+    # Schema evolution (issue 16) over Delta Sharing: the provider adds a column (merge), updates a row,
+    # widens two columns (an overwrite with the new schema) and appends a value only the wider type
+    # holds, all inside one range of the recipient's job. The target must end equal to the provider's
+    # table (deltalake), with each part of the range committed under the schema of its versions.
+    from deltalake import DeltaTable, write_deltalake
+
+    provider = tmp_path / "provider" / "t"
+    narrow = pa.schema([("id", pa.int64()), ("qty", pa.int32()), ("price", pa.float32())])
+    write_deltalake(str(provider), pa.table({"id": [1, 2, 3], "qty": [10, 20, 30], "price": [1.5, 2.5, 3.5]},
+                                            schema=narrow),
+                    configuration={"delta.enableChangeDataFeed": "true"})
+    server = serve(shares_config({"t": provider}), root=tmp_path / "provider")
+    recipient = Recipient(tmp_path, server.profile())
+    job = tmp_path / "t.yaml"
+    job.write_text(yaml.safe_dump({
+        "name": "t",
+        "source": {"type": "delta_sharing_cdc", "profile": str(recipient.profile), "table": "share1.default.t",
+                   "start_version": 0, "initial_snapshot": True},
+        "sink": {"table": "shop.t", "equality_columns": ["id"]}}))
+    assert recipient.run(job)[0]["status"] == "committed"
+
+    write_deltalake(str(provider), pa.table({"id": pa.array([4], pa.int64()), "qty": pa.array([40], pa.int32()),
+                                             "price": pa.array([4.5], pa.float32()), "note": ["four"]}),
+                    mode="append", schema_mode="merge")
+    DeltaTable(str(provider)).update(updates={"qty": "qty + 1"}, predicate="id = 1")
+    wide = pa.schema([("id", pa.int64()), ("qty", pa.int64()), ("price", pa.float64()), ("note", pa.string())])
+    write_deltalake(str(provider), DeltaTable(str(provider)).to_pyarrow_table().cast(wide), mode="overwrite",
+                    schema_mode="overwrite")
+    write_deltalake(str(provider), pa.table({"id": [5], "qty": [2**40], "price": [5.25], "note": ["five"]},
+                                            schema=wide), mode="append")
+
+    runs = recipient.run(job)
+    assert [r["status"] for r in runs] == ["committed"], runs
+    assert runs[-1]["range"] == {"from": 1, "through": 4}
+
+    def by_id(rows):
+        return sorted(rows, key=lambda r: r["id"])
+
+    target = recipient.table("t")
+    assert by_id(target.scan().to_arrow().to_pylist()) == by_id(DeltaTable(str(provider)).to_pyarrow_table().to_pylist())
+    types = {f.name: str(f.field_type) for f in target.schema().fields}
+    assert types == {"id": "long", "qty": "long", "price": "double", "note": "string"}
+    # Split at the widening (version 3): the rows before it were committed with the narrower types.
+    sink_id = runs[-1]["sink_id"]
+    snaps = target.metadata.snapshots
+    assert [s.summary[f"lakesync.source-position.{sink_id}"] for s in snaps] == ["0", "2", "4"]
+    schemas = {s.schema_id: s for s in target.metadata.schemas}
+    assert [str(schemas[s.schema_id].find_field("qty").field_type) for s in snaps] == ["int", "int", "long"]
+    assert recipient.run(job)[-1]["status"] == "nothing-new"
+
+
+def test_a_column_mapping_rename_in_a_shared_table_is_followed(tmp_path, serve):
+    # A Spark-written column-mapping table from the corpus, shared; the provider renames a column the
+    # way Spark's ALTER TABLE RENAME COLUMN does (the logical name changes, the physical name stays).
+    # The recipient's target renames its column and keeps the field id; the rows read the same.
+    import delta_oracles as D
+    from delta_tables import rename_column
+
+    provider = D.extract_corpus(tmp_path / "provider", ["cdf-column-mapping-name-mode"])["cdf-column-mapping-name-mode"]
+    server = serve(shares_config({"t": provider}), root=tmp_path / "provider")
+    recipient = Recipient(tmp_path, server.profile())
+    job = tmp_path / "t.yaml"
+    job.write_text(yaml.safe_dump({
+        "name": "t",
+        "source": {"type": "delta_sharing_cdc", "profile": str(recipient.profile), "table": "share1.default.t",
+                   "start_version": 0, "initial_snapshot": True},
+        "sink": {"table": "shop.t", "equality_columns": ["id"]}}))
+    assert recipient.run(job)[-1]["status"] in ("committed", "nothing-new")
+    before = {f.name: f.field_id for f in recipient.table("t").schema().fields}
+    rows_before = recipient.table("t").scan().to_arrow().to_pylist()
+
+    rename_column(provider, "name", "full_name")
+    assert recipient.run(job)[-1]["status"] == "committed"
+    after = {f.name: f.field_id for f in recipient.table("t").schema().fields}
+    assert "name" not in after and after["full_name"] == before["name"] and len(after) == len(before)
+    renamed = [{("full_name" if k == "name" else k): v for k, v in r.items()} for r in rows_before]
+    key = lambda r: r["id"]  # noqa: E731
+    assert sorted(recipient.table("t").scan().to_arrow().to_pylist(), key=key) == sorted(renamed, key=key)

@@ -202,4 +202,19 @@ Result<TableSchema> ParseTableSchema(const std::string& schema_string, const std
   return out;
 }
 
+std::map<std::string, std::string> RenamedColumns(const TableSchema& before, const TableSchema& after) {
+  std::map<std::string, std::string> renames;
+  if (before.mode == ColumnMappingMode::kNone || after.mode == ColumnMappingMode::kNone) return renames;
+  std::map<std::string, std::string> before_by_physical;
+  for (size_t i = 0; i < before.physical_names.size(); ++i) {
+    before_by_physical[before.physical_names[i]] = before.output->field(static_cast<int>(i))->name();
+  }
+  for (size_t i = 0; i < after.physical_names.size(); ++i) {
+    auto it = before_by_physical.find(after.physical_names[i]);
+    const std::string& name = after.output->field(static_cast<int>(i))->name();
+    if (it != before_by_physical.end() && it->second != name) renames[it->second] = name;
+  }
+  return renames;
+}
+
 }  // namespace lakesync::delta

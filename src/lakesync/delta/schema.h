@@ -8,6 +8,7 @@
 
 #include <arrow/type_fwd.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,5 +39,10 @@ struct TableSchema {
 // Unsupported for types lakesync cannot read (variant, interval, void, unknown names).
 Result<TableSchema> ParseTableSchema(const std::string& schema_string, const std::vector<std::string>& partition_columns,
                                      ColumnMappingMode mode);
+
+// Columns renamed between two schemas of one table, old logical name → new: under column mapping a
+// rename changes the logical name only and keeps the physical name, so columns are matched by it.
+// Without column mapping on either side a rename cannot be told from a drop and an add: none.
+std::map<std::string, std::string> RenamedColumns(const TableSchema& before, const TableSchema& after);
 
 }  // namespace lakesync::delta

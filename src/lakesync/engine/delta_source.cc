@@ -108,28 +108,14 @@ class DeltaSource : public ChangeSource {
   }
 
   Result<std::map<std::string, std::string>> RenamesSince(int64_t before, int64_t at) override {
-    // Under column mapping a rename changes the logical name only; the physical name stays.
-    std::map<std::string, std::string> renames;
     auto old_schema = table_->SchemaAt(before);
     if (!old_schema.ok()) {
       LS_LOG_WARN("schema_evolution: cannot read the schema of {} at version {} to look for renamed columns: {}",
                   table_->location(), before, old_schema.status().message());
-      return renames;
+      return std::map<std::string, std::string>();
     }
     LS_ASSIGN_OR_RAISE_CTX(auto new_schema, table_->SchemaAt(at), "{} at version {}", table_->location(), at);
-    if (new_schema.mode == delta::ColumnMappingMode::kNone || old_schema->mode == delta::ColumnMappingMode::kNone) {
-      return renames;
-    }
-    std::map<std::string, std::string> old_by_physical;
-    for (size_t i = 0; i < old_schema->physical_names.size(); ++i) {
-      old_by_physical[old_schema->physical_names[i]] = old_schema->output->field(static_cast<int>(i))->name();
-    }
-    for (size_t i = 0; i < new_schema.physical_names.size(); ++i) {
-      auto it = old_by_physical.find(new_schema.physical_names[i]);
-      const std::string& name = new_schema.output->field(static_cast<int>(i))->name();
-      if (it != old_by_physical.end() && it->second != name) renames[it->second] = name;
-    }
-    return renames;
+    return delta::RenamedColumns(*old_schema, new_schema);
   }
 
   Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshot(int64_t ordinal) override {

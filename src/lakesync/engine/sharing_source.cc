@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "lakesync/common/config_keys.h"
+#include "lakesync/common/logging.h"
 #include "lakesync/engine/snapshot_as_inserts.h"
 #include "lakesync/engine/source_keys.h"
 #include "lakesync/sharing/shared_table.h"
@@ -79,6 +80,25 @@ class SharingSource : public ChangeSource {
     options.end_version = through;
     options.metadata_columns = columns_;
     return table_->ReadChanges(options);
+  }
+
+  Result<std::vector<int64_t>> SchemaChangesIn(int64_t from, int64_t through) override {
+    std::vector<int64_t> out;
+    if (through <= from) return out;
+    LS_ASSIGN_OR_RAISE_CTX(auto history, table_->SchemaHistory(from, through),
+                           "{}: looking for schema changes in versions {}..{}", Describe(), from, through);
+    for (size_t i = 1; i < history.size(); ++i) out.push_back(history[i].version);
+    return out;
+  }
+
+  Result<std::map<std::string, std::string>> RenamesSince(int64_t before, int64_t at) override {
+    auto history = table_->SchemaHistory(before, at);
+    if (!history.ok()) {
+      LS_LOG_WARN("schema_evolution: cannot read the schemas of {} in versions {}..{} to look for renamed columns: {}",
+                  Describe(), before, at, history.status().message());
+      return std::map<std::string, std::string>();
+    }
+    return delta::RenamedColumns(history->front().schema, history->back().schema);
   }
 
   Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshot(int64_t ordinal) override {

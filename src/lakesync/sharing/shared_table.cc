@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "lakesync/delta/table_config.h"
 #include "lakesync/http/url_file.h"
 #include "lakesync/io/file_io.h"
 
@@ -175,6 +176,29 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> SharedTable::ReadChanges(const
   read.check_files_first = false;  // the files are fetched once, while reading
   LS_ASSIGN_OR_RAISE_CTX(auto reader, delta::ReadChangePlan(io, plan, read), "{}", Describe());
   return reader;
+}
+
+Result<std::vector<SharedTable::SchemaAtVersion>> SharedTable::SchemaHistory(int64_t from, int64_t through) {
+  QueryRequest q;
+  q.starting_version = from;
+  q.ending_version = through;
+  ARROW_ASSIGN_OR_RAISE(auto answer, client_->Query(name_, q));
+  const delta::Protocol protocol = ProtocolOf(answer);
+  std::vector<SchemaAtVersion> out;
+  LS_ASSIGN_OR_RAISE_CTX(auto first, delta::SchemaOf(protocol, answer.metadata.metadata), "{} at version {}",
+                         Describe(), from);
+  out.push_back({from, std::move(first)});
+  for (const auto& line : answer.historical_metadata) {
+    if (!line.version) {
+      return Corrupt("{}: a metaData line of versions {}..{} lacks its version", Describe(), from, through);
+    }
+    if (*line.version <= from || *line.version > through) continue;
+    LS_ASSIGN_OR_RAISE_CTX(auto schema, delta::SchemaOf(protocol, line.metadata), "{} at version {}", Describe(),
+                           *line.version);
+    if (schema.fingerprint == out.back().schema.fingerprint) continue;
+    out.push_back({*line.version, std::move(schema)});
+  }
+  return out;
 }
 
 Result<int64_t> SharedTable::CommitTimestamp(int64_t version) {

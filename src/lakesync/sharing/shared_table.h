@@ -14,8 +14,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "lakesync/delta/delta_table.h"
+#include "lakesync/delta/schema.h"
 #include "lakesync/sharing/client.h"
 
 namespace lakesync::sharing {
@@ -40,6 +42,17 @@ class SharedTable {
   // The change data feed of the range; options as delta::ChangeFeedOptions (require_change_data_feed
   // and keep_all_file_actions are the server's business and ignored).
   Result<std::shared_ptr<arrow::RecordBatchReader>> ReadChanges(const delta::ChangeFeedOptions& options);
+
+  // The table's schema at `from`, then each version in (from, through] whose metaData changes it
+  // (schemas only: a metaData that changes properties alone is left out), from the server's
+  // startingVersion query, which lists the range's metaData lines with their versions. /changes answers
+  // only ranges within one schema, so a change feed is read in parts split at these versions.
+  // Errors: Corrupt for a later metaData line without its version.
+  struct SchemaAtVersion {
+    int64_t version = 0;
+    delta::TableSchema schema;
+  };
+  Result<std::vector<SchemaAtVersion>> SchemaHistory(int64_t from, int64_t through);
 
   // The commit timestamp the server gives for `version` (the timestamp of its file lines).
   // Errors: NotFound when the version has no files to say it.
