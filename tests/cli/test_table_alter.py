@@ -159,3 +159,32 @@ def test_alter_v3_widens_date_to_timestamp(tmp_path):
     assert row["d"].startswith("2026-03-01T00:00:00"), row
     schema = json.loads(cli.ok("table", "describe", "db.d", "--json"))
     assert [f["type"] for f in schema["schemas"][-1]["fields"]] == ["long", "timestamp"]
+
+
+def test_alter_adds_and_widens_fields_inside_a_struct_by_path(tmp_path):
+    cli = O.Cli(tmp_path)
+    (tmp_path / "schema.yaml").write_text("""
+fields:
+  - {name: id, type: long, required: true}
+  - name: addr
+    type: {type: struct, fields: [{name: city, type: string}, {name: zip, type: int}]}
+identifier-fields: [id]
+""")
+    cli.ok("namespace", "create", "db")
+    cli.ok("table", "create", "db.t", "--schema", tmp_path / "schema.yaml")
+    f = tmp_path / "rows.parquet"
+    addr = pa.struct([("city", pa.string()), ("zip", pa.int32())])
+    pq.write_table(pa.table({"id": pa.array([1], pa.int64()), "addr": pa.array([{"city": "Oslo", "zip": 150}], addr)}), f)
+    cli.ok("table", "append", "db.t", f)
+    cli.ok("table", "alter", "db.t", "add-column", "addr.street", "string")
+    cli.ok("table", "alter", "db.t", "widen", "addr.zip", "long")
+    t = pyiceberg_table(cli)
+    assert t.schema().find_field("addr.street").field_id == 5  # after last-column-id 4
+    assert t.schema().find_field("addr.zip").field_id == 4
+    assert str(t.schema().find_field("addr.zip").field_type) == "long"
+    assert t.scan().to_arrow().to_pylist() == [{"id": 1, "addr": {"city": "Oslo", "zip": 150, "street": None}}]
+    scanned = [json.loads(line) for line in cli.ok("scan", "--table", "db.t", "--format", "jsonl").splitlines()]
+    assert scanned == [{"id": 1, "addr": {"city": "Oslo", "zip": 150, "street": None}}]
+    # Fields go into structs only; the message says so.
+    p = cli.run("table", "alter", "db.t", "add-column", "id.x", "int")
+    assert p.returncode != 0 and "has no fields" in p.stderr, p.stderr

@@ -111,6 +111,56 @@ def test_delta_source_adds_a_column_and_widens_two_mid_range(env):
     assert env.run_job(job, "--once")[1][-1]["status"] == "nothing-new"
 
 
+def test_delta_source_adds_nested_fields_and_a_nested_column(env):
+    """deltalake merges a new field into a struct column and adds a list-of-struct column, then a later
+    commit adds a field inside that list's structs. The target gains the fields with fresh ids, keeps
+    the ids it had, and ends equal to the source; without schema evolution the first new field stops
+    the run instead of being dropped."""
+    from deltalake import write_deltalake
+    src = env.root / "nested"
+    st = pa.struct([("a", pa.int32())])
+    write_deltalake(str(src), pa.table({"id": pa.array([1, 2], pa.int64()), "st": pa.array([{"a": 1}, {"a": 2}], st)}),
+                    configuration={"delta.enableChangeDataFeed": "true"})
+    strict = write_job(env, {"type": "delta_lake_cdc", "table": str(src), "start_version": 0, "end_version": 1,
+                             "initial_snapshot": True}, schema_evolution="none").rename(env.root / "strict.yaml")
+    strict_doc = yaml.safe_load(strict.read_text())
+    strict_doc["sink"]["table"] = "db.strict"
+    strict.write_text(yaml.safe_dump(strict_doc))
+    env.run_job(strict, "--once")
+    job = delta_job(env, src)
+    p, runs = env.run_job(job, "--once")
+    assert runs[0]["status"] == "committed"
+    before = iceberg_table(env).schema()
+    assert before.find_field("st.a").field_id == 3
+
+    # v1 adds st.b, v2 the column li, v3 the field li.element.d.
+    st2 = pa.struct([("a", pa.int32()), ("b", pa.string())])
+    write_deltalake(str(src), pa.table({"id": pa.array([3], pa.int64()), "st": pa.array([{"a": 3, "b": "x"}], st2)}),
+                    mode="append", schema_mode="merge")
+    li = pa.list_(pa.struct([("c", pa.float64())]))
+    write_deltalake(str(src), pa.table({"id": pa.array([4], pa.int64()), "st": pa.array([{"a": 4, "b": "y"}], st2),
+                                        "li": pa.array([[{"c": 1.5}]], li)}), mode="append", schema_mode="merge")
+    li2 = pa.list_(pa.struct([("c", pa.float64()), ("d", pa.string())]))
+    write_deltalake(str(src), pa.table({"id": pa.array([5], pa.int64()), "st": pa.array([None], st2),
+                                        "li": pa.array([[{"c": 2.5, "d": "z"}, None]], li2)}),
+                    mode="append", schema_mode="merge")
+    p, runs = env.run_job(job, "--once")
+    assert [r["status"] for r in runs] == ["committed"], p.stdout + p.stderr
+    assert runs[-1]["range"] == {"from": 1, "through": 3}
+    assert iceberg_rows(env) == delta_rows(src)
+    after = iceberg_table(env).schema()
+    assert after.find_field("st.a").field_id == 3 and after.find_field("st").field_id == 2
+    new_ids = [after.find_field(n).field_id for n in ("st.b", "li", "li.element", "li.element.c", "li.element.d")]
+    assert len(set(new_ids)) == 5 and min(new_ids) > 3, new_ids
+    scanned = env.lakesync("scan", "--table", "db.t", "--format", "jsonl").stdout.splitlines()
+    assert sorted((json.loads(line) for line in scanned), key=by_row) == delta_rows(src)
+
+    # schema_evolution: none refuses the new field by name rather than dropping its values.
+    p = env.lakesync("run", strict, "--once", check=False)
+    assert p.returncode != 0, p.stdout
+    assert "st.b" in p.stderr and "not in the table schema" in p.stderr, p.stderr
+
+
 def test_incompatible_change_stops_the_job_and_a_rerun_after_fixing_resumes_exactly(env):
     from deltalake import DeltaTable, write_deltalake
     src = env.root / "d"

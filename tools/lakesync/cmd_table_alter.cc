@@ -50,7 +50,9 @@ void RegisterTableAlter(Cli& cli, CLI::App* table_cmd) {
   AddCatalogOption(*alter, cli.global);
 
   auto* add = alter->add_subcommand("add-column", "Add an optional column (older rows read it as null)");
-  add->add_option("name", a->name, "the new column's name")->required();
+  add->add_option("name", a->name,
+                  "the new column's name, or a path for a field inside a struct (a.b, l.element.b, m.value.b)")
+      ->required();
   add->add_option("type", a->type, "its type: int, long, string, decimal(10, 2), timestamptz, ...")->required();
   add->add_option("--after", a->after, "place it after this column (default: last)");
   add->add_option("--doc", a->doc, "the column's documentation");
@@ -75,7 +77,7 @@ void RegisterTableAlter(Cli& cli, CLI::App* table_cmd) {
   auto* widen = alter->add_subcommand(
       "widen", "Promote a column's type: int to long, float to double, decimal(P, S) to decimal(P', S) with P' >= P "
                "(v3: date to timestamp)");
-  widen->add_option("name", a->name, "the column")->required();
+  widen->add_option("name", a->name, "the column, or a path to a nested field (a.b)")->required();
   widen->add_option("type", a->type, "the wider type")->required();
   widen->callback([&cli, a] {
     cli.action = [&cli, a]() -> Status {

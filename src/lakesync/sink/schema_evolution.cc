@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "lakesync/iceberg/model/arrow_schema.h"
 
@@ -69,6 +70,73 @@ Result<std::vector<iceberg::SchemaChange>> PlanSchemaEvolution(const iceberg::Ta
     columns[to] = it->second;
     columns.erase(it);
   }
+  // One column or nested field whose input type differs from the table's: a widening, a narrower
+  // input (it fits), an incompatible numeric change; anything else is converted value by value.
+  auto primitive = [&](const std::string& path, const iceberg::Type& current, const iceberg::TypePtr& type) -> Status {
+    if (current.Equals(*type) || iceberg::CanPromote(*type, current, table.format_version)) return Status::OK();
+    if (Contains(what.key_columns, path) && (IsNumeric(current) || IsNumeric(*type))) {
+      // Keys are compared by exact type when they are resolved to positions: never changed on the way.
+      return incompatible(fmt::format("key column '{}' changed from {} to {}", path, current.ToString(),
+                                      type->ToString()),
+                          "the sink's key columns cannot change type");
+    }
+    if (iceberg::CanPromote(current, *type, table.format_version)) {
+      changes.push_back(SchemaChange::Widen(path, type));
+      return Status::OK();
+    }
+    if (IsNumeric(current) && IsNumeric(*type)) {
+      return incompatible(fmt::format("column '{}' changed from {} to {}", path, current.ToString(),
+                                      type->ToString()),
+                          "that is not a type promotion Iceberg allows, and its values may not fit the column");
+    }
+    // Other differences (a string into a timestamp column, ...) are converted value by value when
+    // written, as without schema evolution: a value that does not convert names its row.
+    return Status::OK();
+  };
+  // Nested columns are compared field by field, by name (struct fields) or position (list element,
+  // map key and value): a struct field the input has and the table lacks is added (with fresh ids for
+  // all below it), nested primitives follow the rules above, and a required field the input lacks
+  // stops the run. Paths are Iceberg's ("a.b", "l.element.b", "m.value.b").
+  std::function<Status(const std::string&, const iceberg::Type&, const iceberg::Type&)> nested =
+      [&](const std::string& path, const iceberg::Type& current, const iceberg::Type& type) -> Status {
+    if (current.id() != type.id()) return Status::OK();  // a struct for a list...: the writer says why not
+    if (current.id() == iceberg::TypeId::kStruct) {
+      for (const auto& f : type.fields()) {
+        const std::string child = path + "." + f.name;
+        auto it = std::find_if(current.fields().begin(), current.fields().end(),
+                               [&](const iceberg::NestedField& c) { return c.name == f.name; });
+        if (it == current.fields().end()) {
+          changes.push_back(SchemaChange::Add(child, f.type));
+        } else if (it->type->is_nested() || f.type->is_nested()) {
+          ARROW_RETURN_NOT_OK(nested(child, *it->type, *f.type));
+        } else {
+          ARROW_RETURN_NOT_OK(primitive(child, *it->type, f.type));
+        }
+      }
+      for (const auto& c : current.fields()) {
+        const bool in_input = std::any_of(type.fields().begin(), type.fields().end(),
+                                          [&](const iceberg::NestedField& f) { return f.name == c.name; });
+        if (!in_input && c.required) {
+          return incompatible(fmt::format("required field '{}.{}' is no longer in the source", path, c.name),
+                              "its rows would have no value for it");
+        }
+      }
+      return Status::OK();
+    }
+    // A list's element, a map's key and value.
+    for (size_t i = 0; i < current.fields().size() && i < type.fields().size(); ++i) {
+      const std::string child =
+          path + (current.id() == iceberg::TypeId::kList ? ".element" : (i == 0 ? ".key" : ".value"));
+      const auto& c = current.fields()[i];
+      const auto& f = type.fields()[i];
+      if (c.type->is_nested() || f.type->is_nested()) {
+        ARROW_RETURN_NOT_OK(nested(child, *c.type, *f.type));
+      } else {
+        ARROW_RETURN_NOT_OK(primitive(child, *c.type, f.type));
+      }
+    }
+    return Status::OK();
+  };
   for (const auto& name : what.input_columns) {
     auto field = input.GetFieldByName(name);
     if (!field) continue;
@@ -77,33 +145,16 @@ Result<std::vector<iceberg::SchemaChange>> PlanSchemaEvolution(const iceberg::Ta
     const auto& type = converted->fields().front().type;
     auto it = columns.find(name);
     if (it == columns.end()) {
-      if (type->is_nested()) {
-        return incompatible(fmt::format("new column '{}' has the nested type {}", name, type->ToString()),
-                            "only primitive columns are added automatically");
-      }
       changes.push_back(SchemaChange::Add(name, type));
       continue;
     }
     const iceberg::NestedField& current = *it->second;
-    if (current.type->is_nested() || type->is_nested() || current.type->Equals(*type)) continue;
-    if (iceberg::CanPromote(*type, *current.type, table.format_version)) continue;  // narrower input: fits
-    if (Contains(what.key_columns, name) && (IsNumeric(*current.type) || IsNumeric(*type))) {
-      // Keys are compared by exact type when they are resolved to positions: never changed on the way.
-      return incompatible(fmt::format("key column '{}' changed from {} to {}", name, current.type->ToString(),
-                                      type->ToString()),
-                          "the sink's key columns cannot change type");
+    if (current.type->is_nested() || type->is_nested()) {
+      // Changes inside a renamed column are planned under its new name: the renames apply first.
+      ARROW_RETURN_NOT_OK(nested(name, *current.type, *type));
+    } else {
+      ARROW_RETURN_NOT_OK(primitive(name, *current.type, type));
     }
-    if (iceberg::CanPromote(*current.type, *type, table.format_version)) {
-      changes.push_back(SchemaChange::Widen(name, type));
-      continue;
-    }
-    if (IsNumeric(*current.type) && IsNumeric(*type)) {
-      return incompatible(fmt::format("column '{}' changed from {} to {}", name, current.type->ToString(),
-                                      type->ToString()),
-                          "that is not a type promotion Iceberg allows, and its values may not fit the column");
-    }
-    // Other differences (a string into a timestamp column, ...) are converted value by value when
-    // written, as without schema evolution: a value that does not convert names its row.
   }
   for (const auto& [name, field] : columns) {
     if (Contains(what.input_columns, name)) continue;

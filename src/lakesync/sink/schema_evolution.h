@@ -3,7 +3,9 @@
 // table's current schema, and turned into schema changes by the one rule set
 // (iceberg/model/schema_update.h). The writer commits the result with its snapshot.
 //
-//   additive: an input column the table lacks is added (optional, next field id); a column whose input
+//   additive: an input column the table lacks is added (optional, next field id; a nested one with
+//     fresh ids for all its fields); so is a field the input has inside a struct column (or a struct
+//     in a list or map) and the table lacks; a column or nested field whose input
 //     type is a promotion of the table's (int → long, float → double, decimal precision) is widened;
 //     a column the source renamed (`renames`, old → new, found by the source by field id or Delta
 //     column-mapping id) is renamed in the table, keeping its id. An input narrower than the table
@@ -12,7 +14,7 @@
 //     a numeric column whose input type the table's type can neither hold nor be promoted to
 //     (long → int, double → long, decimal(10, 2) → decimal(10, 3)...), a key column (equality_columns
 //     or identifier fields) that changes type, is renamed or is no longer in the input, a required
-//     column no longer in the input, a new nested column.
+//     column or nested field no longer in the input.
 #pragma once
 
 #include <map>

@@ -115,5 +115,92 @@ TEST(SchemaUpdateTest, NoChangeIsReportedAsUnchanged) {
   EXPECT_FALSE(evolved.changed);
 }
 
+// id (key), st: struct<a: int, inner: struct<x: double>>, li: list<struct<b: string>>,
+// m: map<string, struct<v: float>>; last-column-id 12.
+TableMetadata NestedTable() {
+  TableMetadata m;
+  m.format_version = 2;
+  m.last_column_id = 12;
+  auto inner = Type::Struct({F(5, "x", false, Type::Double())});
+  auto st = Type::Struct({F(3, "a", false, Type::Int()), F(4, "inner", false, inner)});
+  auto li = Type::List(F(7, "element", false, Type::Struct({F(8, "b", false, Type::String())})));
+  auto mp = Type::Map(F(10, "key", true, Type::String()), F(11, "value", false, Type::Struct({F(12, "v", false, Type::Float())})));
+  m.schemas.push_back(std::make_shared<const Schema>(
+      0, std::vector<NestedField>{F(1, "id", true, Type::Long()), F(2, "st", false, st), F(6, "li", false, li),
+                                  F(9, "m", false, mp)},
+      std::vector<int32_t>{1}));
+  m.current_schema_id = 0;
+  m.partition_specs.push_back(std::make_shared<const PartitionSpec>(0, std::vector<PartitionField>{}));
+  m.sort_orders.push_back(std::make_shared<SortOrder>());
+  return m;
+}
+
+TEST(SchemaUpdateTest, FieldsAreAddedInsideStructsListsAndMapsByPath) {
+  ASSERT_OK_AND_ASSIGN(auto evolved, EvolveSchema(NestedTable(), {SchemaChange::Add("st.c", Type::String()),
+                                                                   SchemaChange::Add("st.inner.y", Type::Long()),
+                                                                   SchemaChange::Add("li.element.c", Type::Int()),
+                                                                   SchemaChange::Add("m.value.w", Type::Double())}));
+  EXPECT_EQ(evolved.last_column_id, 16);
+  const auto& fields = evolved.schema->fields();
+  const auto& st = fields[1].type->fields();
+  ASSERT_EQ(st.size(), 3u);
+  EXPECT_EQ(st[2].name, "c");
+  EXPECT_EQ(st[2].id, 13);
+  EXPECT_FALSE(st[2].required);
+  EXPECT_EQ(st[1].type->fields().back().name, "y");
+  EXPECT_EQ(st[1].type->fields().back().id, 14);
+  EXPECT_EQ(st[1].id, 4);  // the parents keep their ids
+  const auto& element = fields[2].type->element();
+  EXPECT_EQ(element.id, 7);
+  EXPECT_EQ(element.type->fields().back().name, "c");
+  EXPECT_EQ(element.type->fields().back().id, 15);
+  const auto& value = fields[3].type->value();
+  EXPECT_EQ(value.id, 11);
+  EXPECT_EQ(value.type->fields().back().id, 16);
+  EXPECT_EQ(fields[3].type->key().id, 10);
+  EXPECT_TRUE(evolved.schema->Validate().ok());
+}
+
+TEST(SchemaUpdateTest, AddedNestedTypesGetFreshIdsThroughout) {
+  auto added = Type::Struct({F(1, "p", true, Type::Int()),
+                             F(2, "q", false, Type::List(F(3, "element", false, Type::Struct({F(4, "r", false, Type::Long())}))))});
+  ASSERT_OK_AND_ASSIGN(auto evolved, EvolveSchema(NestedTable(), {SchemaChange::Add("extra", added)}));
+  const auto& f = evolved.schema->fields().back();
+  EXPECT_EQ(f.id, 13);
+  EXPECT_FALSE(f.required);
+  ASSERT_EQ(f.type->fields().size(), 2u);
+  EXPECT_EQ(f.type->fields()[0].id, 14);
+  EXPECT_TRUE(f.type->fields()[0].required);  // inside a new struct, as given: older rows have no struct
+  EXPECT_EQ(f.type->fields()[1].id, 15);
+  EXPECT_EQ(f.type->fields()[1].type->element().id, 16);
+  EXPECT_EQ(f.type->fields()[1].type->element().type->fields()[0].id, 17);
+  EXPECT_EQ(evolved.last_column_id, 17);
+  EXPECT_TRUE(evolved.schema->Validate().ok());
+}
+
+TEST(SchemaUpdateTest, NestedFieldsAreWidenedByPath) {
+  ASSERT_OK_AND_ASSIGN(auto evolved, EvolveSchema(NestedTable(), {SchemaChange::Widen("st.a", Type::Long()),
+                                                                   SchemaChange::Widen("m.value.v", Type::Double())}));
+  EXPECT_EQ(evolved.schema->fields()[1].type->fields()[0].type->id(), TypeId::kLong);
+  EXPECT_EQ(evolved.schema->fields()[1].type->fields()[0].id, 3);
+  EXPECT_EQ(evolved.schema->fields()[3].type->value().type->fields()[0].type->id(), TypeId::kDouble);
+  EXPECT_EQ(evolved.last_column_id, 12);
+  EXPECT_ERROR(EvolveSchema(NestedTable(), {SchemaChange::Widen("st.a", Type::String())}), ErrorKind::kInvalidArgument,
+               "cannot be changed to string");
+}
+
+TEST(SchemaUpdateTest, NestedPathsThatNameNoStructAreRefused) {
+  EXPECT_ERROR(EvolveSchema(NestedTable(), {SchemaChange::Add("li.c", Type::Int())}), ErrorKind::kInvalidArgument,
+               "fields can be added to structs only");
+  EXPECT_ERROR(EvolveSchema(NestedTable(), {SchemaChange::Add("nope.c", Type::Int())}), ErrorKind::kInvalidArgument,
+               "no field 'nope'");
+  EXPECT_ERROR(EvolveSchema(NestedTable(), {SchemaChange::Add("id.c", Type::Int())}), ErrorKind::kInvalidArgument,
+               "has no fields");
+  EXPECT_ERROR(EvolveSchema(NestedTable(), {SchemaChange::Add("st.a", Type::Int())}), ErrorKind::kInvalidArgument,
+               "already has a field named 'st.a'");
+  EXPECT_ERROR(EvolveSchema(NestedTable(), {SchemaChange::Add("st..a", Type::Int())}), ErrorKind::kInvalidArgument,
+               "not a column name");
+}
+
 }  // namespace
 }  // namespace lakesync::iceberg

@@ -123,6 +123,64 @@ TEST(SchemaEvolutionTest, IncompatibleChangesSayWhatChangedAndHowToGoOn) {
   EXPECT_TRUE(PlanSchemaEvolution(Table(), *no_price, What(*no_price)).ok());
 }
 
+// id (key), st: struct<a: int, b: string (required)>, li: list<struct<c: float>>.
+iceberg::TableMetadata NestedTable() {
+  using iceberg::Type;
+  iceberg::TableMetadata m;
+  m.last_column_id = 7;
+  auto st = Type::Struct({F(3, "a", false, Type::Int()), F(4, "b", true, Type::String())});
+  auto li = Type::List(F(6, "element", false, Type::Struct({F(7, "c", false, Type::Float())})));
+  m.schemas.push_back(std::make_shared<const iceberg::Schema>(
+      0, std::vector<iceberg::NestedField>{F(1, "id", true, Type::Long()), F(2, "st", false, st), F(5, "li", false, li)},
+      std::vector<int32_t>{1}));
+  m.partition_specs.push_back(std::make_shared<const iceberg::PartitionSpec>(0, std::vector<iceberg::PartitionField>{}));
+  return m;
+}
+
+TEST(SchemaEvolutionTest, NestedFieldsAreAddedAndWidenedInsideStructsAndLists) {
+  auto input = arrow::schema(
+      {arrow::field("id", arrow::int64(), false),
+       arrow::field("st", arrow::struct_({arrow::field("a", arrow::int64()), arrow::field("b", arrow::utf8(), false),
+                                          arrow::field("n", arrow::struct_({arrow::field("z", arrow::date32())}))})),
+       arrow::field("li", arrow::list(arrow::struct_({arrow::field("c", arrow::float64()),
+                                                      arrow::field("d", arrow::utf8())}))),
+       arrow::field("tags", arrow::map(arrow::utf8(), arrow::int32()))});
+  ASSERT_OK_AND_ASSIGN(auto changes, PlanSchemaEvolution(NestedTable(), *input, What(*input)));
+  ASSERT_EQ(changes.size(), 5u) << ::testing::PrintToString(Said(changes));
+  EXPECT_EQ(Said(changes)[0], "widen column st.a to long");
+  EXPECT_EQ(changes[1].name, "st.n");
+  EXPECT_EQ(Said(changes)[2], "widen column li.element.c to double");
+  EXPECT_EQ(Said(changes)[3], "add column li.element.d (string)");
+  EXPECT_EQ(changes[4].name, "tags");  // a new nested column
+  ASSERT_OK_AND_ASSIGN(auto evolved, iceberg::EvolveSchema(NestedTable(), changes));
+  EXPECT_TRUE(evolved.schema->Validate().ok());
+  const auto& st = evolved.schema->FindFieldByName("st")->type->fields();
+  EXPECT_EQ(st[0].type->id(), iceberg::TypeId::kLong);
+  EXPECT_EQ(st[2].name, "n");
+  EXPECT_EQ(st[2].id, 8);
+  EXPECT_EQ(st[2].type->fields()[0].id, 9);
+  EXPECT_EQ(evolved.last_column_id, 13);  // n, z, d, tags, its key and its value
+  // The same input once the table has evolved: nothing more to change.
+  iceberg::TableMetadata after = NestedTable();
+  after.schemas = {evolved.schema};
+  after.current_schema_id = evolved.schema->schema_id();
+  after.last_column_id = evolved.last_column_id;
+  ASSERT_OK_AND_ASSIGN(auto again, PlanSchemaEvolution(after, *input, What(*input)));
+  EXPECT_TRUE(again.empty()) << ::testing::PrintToString(Said(again));
+}
+
+TEST(SchemaEvolutionTest, ARequiredNestedFieldTheSourceDropsStopsTheRun) {
+  auto input = arrow::schema({arrow::field("id", arrow::int64(), false),
+                              arrow::field("st", arrow::struct_({arrow::field("a", arrow::int32())}))});
+  ExpectFailure(PlanSchemaEvolution(NestedTable(), *input, What(*input)), ErrorKind::kInvalidArgument,
+                {"required field 'st.b' is no longer in the source", "left unchanged"});
+  auto narrowed = arrow::schema(
+      {arrow::field("id", arrow::int64(), false),
+       arrow::field("st", arrow::struct_({arrow::field("a", arrow::float64()), arrow::field("b", arrow::utf8())}))});
+  ExpectFailure(PlanSchemaEvolution(NestedTable(), *narrowed, What(*narrowed)), ErrorKind::kInvalidArgument,
+                {"column 'st.a' changed from int to double"});
+}
+
 TEST(SchemaEvolutionTest, ModeNames) {
   ASSERT_OK_AND_ASSIGN(auto additive, ParseSchemaEvolution("additive", "job.yaml"));
   EXPECT_EQ(additive, SchemaEvolution::kAdditive);

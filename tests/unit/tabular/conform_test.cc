@@ -2,6 +2,7 @@
 // through OpenReader: errors name the source, the row and the column.
 #include <arrow/array.h>
 #include <arrow/builder.h>
+#include <arrow/json/from_string.h>
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
 #include <gtest/gtest.h>
@@ -99,6 +100,35 @@ TEST(ConformBatchTest, NullsInRequiredColumnsAndNestedFields) {
   auto list_out = ConformBatch(list_batch, list_target, "src");
   ASSERT_FALSE(list_out.ok());
   EXPECT_CONTAINS(list_out.status().message(), ("src: row 3, column 'ls.element': null in a required field"));
+}
+
+TEST(ConformBatchTest, AStructFieldTheTableLacksIsAnErrorNotDropped) {
+  // Arrow's struct cast matches fields by name and drops the ones the target lacks: checked first, at
+  // any depth, so that no value disappears on the way into a table.
+  auto st = arrow::struct_({arrow::field("a", arrow::int32()), arrow::field("b", arrow::utf8())});
+  auto input = arrow::json::ArrayFromJSONString(st, R"([{"a": 1, "b": "x"}])").ValueOrDie();
+  auto batch = arrow::RecordBatch::Make(arrow::schema({arrow::field("st", st)}), 1, {input});
+  auto narrow = arrow::schema({arrow::field("st", arrow::struct_({arrow::field("a", arrow::int64())}))});
+  auto out = ConformBatch(batch, narrow, "src");
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(), "src: field 'st.b' is not in the table schema");
+  auto listed = arrow::list(arrow::struct_({arrow::field("c", arrow::int32()), arrow::field("d", arrow::int32())}));
+  auto list_batch = arrow::RecordBatch::Make(arrow::schema({arrow::field("li", listed)}), 1,
+                                             {arrow::json::ArrayFromJSONString(listed, R"([[{"c": 1, "d": 2}]])").ValueOrDie()});
+  auto list_target = arrow::schema({arrow::field("li", arrow::list(arrow::struct_({arrow::field("c", arrow::int32())})))});
+  auto list_out = ConformBatch(list_batch, list_target, "src");
+  ASSERT_FALSE(list_out.ok());
+  EXPECT_EQ(list_out.status().message(), "src: field 'li.element.d' is not in the table schema");
+  // A field the input lacks is filled with null (and the wider target type is cast to).
+  auto wide = arrow::schema({arrow::field("st", arrow::struct_({arrow::field("a", arrow::int64()),
+                                                                 arrow::field("b", arrow::utf8()),
+                                                                 arrow::field("c", arrow::float64())}))});
+  auto filled = ConformBatch(batch, wide, "src");
+  ASSERT_TRUE(filled.ok()) << filled.status().ToString();
+  EXPECT_EQ((*filled)->column(0)->ToString(), arrow::json::ArrayFromJSONString(wide->field(0)->type(),
+                                                                     R"([{"a": 1, "b": "x", "c": null}])")
+                                                   .ValueOrDie()
+                                                   ->ToString());
 }
 
 TEST(ParquetInputTest, ErrorsNameTheRowInTheFileAcrossBatches) {

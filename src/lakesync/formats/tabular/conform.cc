@@ -27,6 +27,35 @@ int64_t FirstUncastable(const arrow::Array& column, const std::shared_ptr<arrow:
   return -1;
 }
 
+// The path of a struct field the input has and the table lacks ("a.b", "l.element.b"), if any. Arrow
+// casts structs by field name and drops the fields the target lacks without a word, so this is
+// checked first: a value is never lost silently, at any depth, as for top-level columns.
+std::optional<std::string> FieldNotInTarget(const arrow::DataType& input, const arrow::DataType& target,
+                                            const std::string& path) {
+  if (input.id() == arrow::Type::STRUCT && target.id() == arrow::Type::STRUCT) {
+    const auto& in = static_cast<const arrow::StructType&>(input);
+    const auto& to = static_cast<const arrow::StructType&>(target);
+    for (const auto& f : in.fields()) {
+      auto t = to.GetFieldByName(f->name());
+      if (!t) return path + "." + f->name();
+      if (auto found = FieldNotInTarget(*f->type(), *t->type(), path + "." + f->name())) return found;
+    }
+    return std::nullopt;
+  }
+  const bool in_list = input.id() == arrow::Type::LIST || input.id() == arrow::Type::LARGE_LIST;
+  const bool to_list = target.id() == arrow::Type::LIST || target.id() == arrow::Type::LARGE_LIST;
+  if (in_list && to_list) {
+    return FieldNotInTarget(*input.field(0)->type(), *target.field(0)->type(), path + ".element");
+  }
+  if (input.id() == arrow::Type::MAP && target.id() == arrow::Type::MAP) {
+    const auto& in = static_cast<const arrow::MapType&>(input);
+    const auto& to = static_cast<const arrow::MapType&>(target);
+    if (auto found = FieldNotInTarget(*in.key_type(), *to.key_type(), path + ".key")) return found;
+    return FieldNotInTarget(*in.item_type(), *to.item_type(), path + ".value");
+  }
+  return std::nullopt;
+}
+
 // Whether two types have the same layout and differ at most in the nullability of nested fields
 // and the names of list and map fields. Arrow's cast (and Array::View) refuse a nullable nested field
 // with nulls where the target's is required even when every such null sits under a null parent, which
@@ -195,6 +224,8 @@ Result<std::shared_ptr<arrow::RecordBatch>> ConformBatch(const std::shared_ptr<a
     if (!column) {
       if (!f->nullable()) return InvalidArgument("{}: required column '{}' is missing", source, f->name());
       ARROW_ASSIGN_OR_RAISE(column, arrow::MakeArrayOfNull(f->type(), batch->num_rows()));
+    } else if (auto extra = FieldNotInTarget(*column->type(), *f->type(), f->name())) {
+      return InvalidArgument("{}: field '{}' is not in the table schema", source, *extra);
     } else if (SameButForNestedNullability(*column->type(), *f->type())) {
       if (!column->type()->Equals(*f->type(), /*check_metadata=*/true)) {
         column = arrow::MakeArray(Retype(column->data(), f->type()));

@@ -72,7 +72,8 @@ Result<std::shared_ptr<arrow::Schema>> InferJsonlSchema(const io::FileIO& io, co
 // Casts/reorders one batch to `target` (by column name), with the rules of ReadOptions.
 // `source` names the input in error messages; `first_row` is the number of rows of the source
 // before this batch, so that errors name the row in the source (1-based).
-// Errors: InvalidArgument "<source>: column 'x' is not in the table schema", "<source>: required
+// Errors: InvalidArgument "<source>: column 'x' is not in the table schema" (and "field 'x.y'" for a
+// struct field the table lacks, at any depth: Arrow's cast would drop it), "<source>: required
 // column 'x' is missing", "<source>: row N, column 'x': the value V of type T cannot be converted
 // to U: ...", "<source>: row N, column 'a.b': null in a required column/field".
 Result<std::shared_ptr<arrow::RecordBatch>> ConformBatch(const std::shared_ptr<arrow::RecordBatch>& batch,

@@ -11,7 +11,10 @@
 //     Identifier fields and the source columns of the default partition spec or sort order cannot
 //     be dropped.
 //
-// Changes apply to top-level columns (nested fields are not addressed by these operations).
+// Adds and widenings also reach nested fields by path, as Iceberg names them: "a.b" is field b of
+// struct a, "l.element.b" a field of the structs in list l, "m.value.b" of a map's values. A nested
+// type added (a struct, list or map column or field) gets fresh ids for all its fields. Renames and
+// drops apply to top-level columns.
 #pragma once
 
 #include <optional>
