@@ -234,6 +234,28 @@ def test_kill_during_compaction_leaves_only_orphans(tmp_path, point):
     compare(cli, name, rows, 3)
 
 
+def test_a_time_budget_of_zero_compacts_exactly_one_bin_and_the_next_run_the_rest(tmp_path):
+    """`--max-duration 0` (deterministic: the budget is spent before the second bin on any machine):
+    one bin is rewritten and committed, the others are reported as left; readers agree; the next run
+    without a budget rewrites exactly the files left."""
+    cli = O.Cli(tmp_path)
+    name = "db.b"
+    make_table(cli, name, 3)  # two partitions (bucket(id, 2)): two bins
+    cli.ok("table", "delete", name, "--where", "id < 100")
+    rows = [r for r in ROWS if W.col(r, "id") >= 100]
+    plan = compact(cli, name, "--dry-run")
+    assert plan["bins"] == 2, plan
+    first = compact(cli, name, "--max-duration", "0")
+    assert first["bins"] == 1 and first["bins_left"] == 1 and first["snapshot_id"] is not None, first
+    assert first["rewritten_data_files"] + first["files_left"] == plan["rewritten_data_files"], (first, plan)
+    assert set(first["rewritten_files"]) < set(plan["rewritten_files"])
+    compare(cli, name, rows, 3)
+    second = compact(cli, name)
+    assert second["bins_left"] == 0 and second["rewritten_data_files"] == first["files_left"], second
+    assert set(second["rewritten_files"]) == set(plan["rewritten_files"]) - set(first["rewritten_files"])
+    compare(cli, name, rows, 3)
+
+
 def test_upgrade_to_v3_with_position_and_equality_deletes_then_dvs_then_compaction(tmp_path):
     """`table upgrade --format-version 3` of a v2 table holding position delete files (one per
     partition, naming several data files) and equality deletes: every reader agrees right after the
