@@ -268,14 +268,26 @@ Result<std::shared_ptr<arrow::Table>> SortRows(const std::shared_ptr<arrow::Tabl
   return arrow::Table::FromRecordBatches({sorted.record_batch()});
 }
 
+// The schema the rewrite writes: the table's, plus on v3 the row lineage columns (spec "Row
+// Lineage": a row moved to another file keeps its _row_id, and an unchanged row its
+// _last_updated_sequence_number, stored explicitly in the new file since its position changed).
+iceberg::SchemaPtr WriteSchema(const iceberg::TableMetadata& m) {
+  if (m.format_version < 3) return m.Schema();
+  std::vector<iceberg::NestedField> fields = m.Schema()->fields();
+  for (auto& f : iceberg::RowLineageFields()) fields.push_back(std::move(f));
+  return std::make_shared<const iceberg::Schema>(m.Schema()->schema_id(), std::move(fields),
+                                                 m.Schema()->identifier_field_ids());
+}
+
 // Reads one bin (deletes applied) and writes its rows as new data files.
 Status RewriteBin(const std::shared_ptr<table::Table>& table, const std::shared_ptr<const iceberg::ScanContext>& context,
                   const std::vector<const Candidate*>& bin, const std::optional<SortPlan>& sort, int64_t target,
-                  const std::shared_ptr<arrow::Schema>& arrow_schema, int32_t bin_index,
-                  std::vector<DataFile>& written, std::vector<std::string>& started) {
+                  const iceberg::SchemaPtr& write_schema, const std::shared_ptr<arrow::Schema>& arrow_schema,
+                  int32_t bin_index, std::vector<DataFile>& written, std::vector<std::string>& started) {
   auto tasks = std::make_shared<std::vector<FileScanTask>>();
   for (const Candidate* c : bin) tasks->push_back(c->task);
   iceberg::DataFileReadOptions read;  // every column, every row, deletes applied
+  read.with_row_lineage = table->metadata()->format_version >= 3;
   using Batches = std::vector<std::shared_ptr<arrow::RecordBatch>>;
   auto read_unit = [](size_t, iceberg::DataFileReader& reader) -> Result<Batches> {
     Batches out;
@@ -288,6 +300,7 @@ Status RewriteBin(const std::shared_ptr<table::Table>& table, const std::shared_
   ARROW_ASSIGN_OR_RAISE(auto units, iceberg::TaskUnitStream<Batches>::Make(context, tasks, read, read_unit));
 
   iceberg::DataWriterOptions writer_options = table::DataWriterOptionsFor(*table);
+  writer_options.schema = write_schema;
   writer_options.properties[iceberg::kTargetFileSizeProperty] = std::to_string(target);
   writer_options.partition_id = bin_index;
   if (!sort) writer_options.sort_order_id.reset();
@@ -403,7 +416,8 @@ Result<CompactResult> Compact(const std::shared_ptr<table::Table>& table, const 
     Result<table::CommitResult> committed = [&]() -> Result<table::CommitResult> {
       LS_ASSIGN_OR_RAISE_CTX(auto context, iceberg::ScanContext::Make(table->io(), m, m.Schema()), "reading {}",
                              table->name());
-      ARROW_ASSIGN_OR_RAISE(auto arrow_schema, iceberg::ToArrowSchema(*m.Schema()));
+      const iceberg::SchemaPtr write_schema = WriteSchema(m);
+      ARROW_ASSIGN_OR_RAISE(auto arrow_schema, iceberg::ToArrowSchema(*write_schema));
       ARROW_ASSIGN_OR_RAISE(auto sort, MakeSortPlan(m));
       for (size_t i = 0; i < plan.bins.size(); ++i) {
         if (i > 0 && budget.Spent()) {
@@ -414,7 +428,7 @@ Result<CompactResult> Compact(const std::shared_ptr<table::Table>& table, const 
           describe(plan, attempt, result);
           break;
         }
-        ARROW_RETURN_NOT_OK(RewriteBin(table, context, plan.bins[i], sort, plan.target, arrow_schema,
+        ARROW_RETURN_NOT_OK(RewriteBin(table, context, plan.bins[i], sort, plan.target, write_schema, arrow_schema,
                                        static_cast<int32_t>(i), written, started));
       }
       if (FailpointFires(kFailpointCompactWritten)) {

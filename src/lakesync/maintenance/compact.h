@@ -30,8 +30,11 @@
 // at most `max_attempts` times, then given up with kCommitConflict. A kill -9 midway leaves only
 // files recorded as pending (table/pending_files.h), which the next writer or remove-orphans deletes.
 //
-// Not preserved: v3 row lineage (rewritten rows get new `_row_id`s: the writer does not copy
-// `_row_id` columns yet).
+// v3 row lineage (spec "Row Lineage"): every rewritten row keeps its `_row_id` and
+// `_last_updated_sequence_number` (the rows are unchanged), read through the one reader's lineage
+// columns (inherited values made explicit) and written as the reserved columns of the new files.
+// The new files still get a first_row_id when committed (the table's next-row-id advances by their
+// rows), but no row of theirs inherits it: every stored _row_id is set.
 #pragma once
 
 #include <chrono>
