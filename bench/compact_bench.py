@@ -15,9 +15,16 @@ One run:
      sum of id, sum of v) before any timing counts, then reads each in full with lakesync's TableScan
      (bench/scan_bench.cc --mode lakesync), one process per read, round-robin over --repeat rounds;
   6. prints medians and the ratios against the goal (after compaction <= 1.05x the copy), with the
-     load average, and writes everything to bench/results/.
+     load average, and writes everything to bench/results/;
+  7. with --spark: starts Spark with the Iceberg runtime (tests/spark/spark_runner.py, the installed
+     .tools/spark-venv and .tools/spark-jars; its JVM start is timed apart), opens the same warehouse
+     with Iceberg's JdbcCatalog, rolls the table back to the snapshot lakesync compacted (the same
+     uncompacted table, deletion vectors and all), runs `CALL <catalog>.system.rewrite_data_files`
+     with `rewrite-all` and the same target file size, times it (wall, and CPU of the Spark process
+     tree), and checks the result with pyiceberg (row count and sums as before).
 
     .venv/bin/python bench/compact_bench.py --rows 2000000 --commits 50 --changes 20000 --repeat 5
+    .venv/bin/python bench/compact_bench.py --rows 1000000 --commits 50 --changes 10000 --repeat 3 --spark
 
 Wall-clock numbers are only compared within one run; nothing here is a test.
 """
@@ -57,6 +64,61 @@ def run_measured(cmd: list[str], env: dict) -> dict:
         raise SystemExit(f"{' '.join(cmd)} failed ({rc}):\n{stderr[-3000:]}")
     return {"stdout": stdout, "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
             "peak_rss_mib": usage.ru_maxrss / 1024.0}
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and its descendants (the Spark driver's Python and its JVM),
+    from /proc; only differences of two readings are used."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(entry.name)] = fields
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        if p in stats:
+            total += (int(stats[p][11]) + int(stats[p][12])) / tick  # utime, stime
+        todo += children.get(p, [])
+    return total
+
+
+def spark_rewrite(bench: "Bench", snapshot_id: int, target_size: int) -> dict:
+    """Spark's rewrite_data_files on the table as it was at `snapshot_id` (see step 7 above)."""
+    sys.path.insert(0, str(REPO / "tests" / "spark"))
+    os.environ["LAKESYNC_SPARK_TESTS"] = "1"  # the runner's opt-in: a missing piece is an error, not a skip
+    import spark_runner as SR  # noqa: E402
+
+    wh = bench.work / "wh"
+    t0 = time.perf_counter()
+    spark = SR.SparkProcess(bench.work / "spark")
+    try:
+        jvm_start = time.perf_counter() - t0
+        props = {"type": "jdbc", "uri": f"jdbc:sqlite:{wh / 'catalog.db'}", "warehouse": f"file://{wh}",
+                 "jdbc.schema-version": "V1", "cache-enabled": "false"}
+        # The Spark catalog's name is the SQL catalog's (JdbcCatalog selects its rows by that name).
+        spark.run("add_iceberg_catalog(spark, args['name'], args['props'])", name="lakesync", props=props)
+        spark.sql(f"CALL lakesync.system.rollback_to_snapshot('{TABLE}', {snapshot_id})")
+        bench.check(TABLE)  # the uncompacted state again
+        cpu0, w0 = tree_cpu_seconds(spark.proc.pid), time.perf_counter()
+        out = spark.sql(f"CALL lakesync.system.rewrite_data_files(table => '{TABLE}', options => map("
+                        f"'rewrite-all', 'true', 'target-file-size-bytes', '{target_size}'))")
+        wall = time.perf_counter() - w0
+        cpu = tree_cpu_seconds(spark.proc.pid) - cpu0
+    finally:
+        spark.close()
+    bench.check(TABLE)  # pyiceberg reads Spark's result: the same rows
+    r = out[0] if out else {}
+    rows = bench.expected["rows"]
+    return {"jvm_start_s": jvm_start, "wall_s": wall, "cpu_s": cpu, "rows_per_s": rows / wall, "result": r,
+            "spark_version": spark.version}
 
 
 def rows_table(ids: np.ndarray, versions: np.ndarray) -> pa.Table:
@@ -162,6 +224,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=16)
     p.add_argument("--build", default=str(REPO / "build"))
     p.add_argument("--work", help="scratch folder (default: a new temporary one)")
+    p.add_argument("--spark", action="store_true", help="also time Spark's rewrite_data_files on the same table")
     args = p.parse_args()
     bench = Bench(args)
     result = {"started": datetime.now(timezone.utc).isoformat(), "args": vars(args),
@@ -212,6 +275,14 @@ def main() -> None:
         print(f"scan {k:<7} wall {m['wall_s']:.3f} s ({m['min_wall_s']:.3f}..{m['max_wall_s']:.3f})  CPU {m['cpu_s']:.3f} s")
     for k, v in result["ratios"].items():
         print(f"{k}: {v:.3f}")
+    if args.spark:
+        target = int(before.get("properties", {}).get("write.target-file-size-bytes", 512 * 1024 * 1024))
+        result["spark"] = spark_rewrite(bench, pre_snapshot, target)
+        s = result["spark"]
+        print(f"Spark {s['spark_version']} rewrite_data_files: {s['wall_s']:.2f} s wall, {s['cpu_s']:.2f} s CPU, "
+              f"{s['rows_per_s']:,.0f} rows/s (JVM start {s['jvm_start_s']:.1f} s apart); {s['result']}; "
+              f"lakesync/Spark rows/s: {c['rows_per_s'] / s['rows_per_s']:.2f}x")
+        out.write_text(json.dumps(result, indent=1))
     print(f"results: {out}")
 
 

@@ -234,6 +234,81 @@ def test_kill_during_compaction_leaves_only_orphans(tmp_path, point):
     compare(cli, name, rows, 3)
 
 
+def test_a_time_budget_of_zero_compacts_exactly_one_bin_and_the_next_run_the_rest(tmp_path):
+    """`--max-duration 0` (deterministic: the budget is spent before the second bin on any machine):
+    one bin is rewritten and committed, the others are reported as left; readers agree; the next run
+    without a budget rewrites exactly the files left."""
+    cli = O.Cli(tmp_path)
+    name = "db.b"
+    make_table(cli, name, 3)  # two partitions (bucket(id, 2)): two bins
+    cli.ok("table", "delete", name, "--where", "id < 100")
+    rows = [r for r in ROWS if W.col(r, "id") >= 100]
+    plan = compact(cli, name, "--dry-run")
+    assert plan["bins"] == 2, plan
+    first = compact(cli, name, "--max-duration", "0")
+    assert first["bins"] == 1 and first["bins_left"] == 1 and first["snapshot_id"] is not None, first
+    assert first["rewritten_data_files"] + first["files_left"] == plan["rewritten_data_files"], (first, plan)
+    assert set(first["rewritten_files"]) < set(plan["rewritten_files"])
+    compare(cli, name, rows, 3)
+    second = compact(cli, name)
+    assert second["bins_left"] == 0 and second["rewritten_data_files"] == first["files_left"], second
+    assert set(second["rewritten_files"]) == set(plan["rewritten_files"]) - set(first["rewritten_files"])
+    compare(cli, name, rows, 3)
+
+
+def lineage_from_files(cli: O.Cli, name: str) -> dict[int, tuple[int, int]]:
+    """id -> (_row_id, _last_updated_sequence_number) of every row of the live data files, by the
+    spec's rules from fastavro (manifests) and pyarrow (the files): a stored value where the file has
+    the column and it is not null, else first_row_id + position and the file's data sequence number."""
+    out = {}
+    for e in live(cli, name)[0]:
+        f = e["data_file"]
+        t = pq.read_table(O.local_path(f["file_path"]))
+        stored_ids = t["_row_id"].to_pylist() if "_row_id" in t.column_names else [None] * t.num_rows
+        seq_col = "_last_updated_sequence_number"
+        stored_seqs = t[seq_col].to_pylist() if seq_col in t.column_names else [None] * t.num_rows
+        for pos, row_id in enumerate(t["id"].to_pylist()):
+            out[row_id] = (stored_ids[pos] if stored_ids[pos] is not None else f["first_row_id"] + pos,
+                           stored_seqs[pos] if stored_seqs[pos] is not None else e["sequence_number"])
+    return out
+
+
+def lineage_from_scan(cli: O.Cli, name: str) -> dict[int, tuple[int, int]]:
+    return {r["id"]: (r["_row_id"], r["_last_updated_sequence_number"])
+            for r in cli.scan_jsonl(name, "--row-lineage")}
+
+
+def test_compaction_keeps_row_lineage_and_later_rows_get_fresh_ids(tmp_path):
+    """v3 (spec "Row Lineage"): rows rewritten by compaction keep their _row_id and
+    _last_updated_sequence_number — `scan --row-lineage` shows the same values per row before and
+    after, and pyarrow finds them stored in the new files' reserved columns — and rows appended after
+    the compaction get ids that no row had."""
+    cli = O.Cli(tmp_path)
+    name = "db.l"
+    make_table(cli, name, 3)
+    cli.ok("table", "delete", name, "--where", "id < 100 OR (id >= 400 AND id < 420)")
+    live_ids = ids(ROWS) - set(range(100)) - set(range(400, 420))
+    expected = {k: v for k, v in lineage_from_files(cli, name).items() if k in live_ids}
+    assert len({v[0] for v in expected.values()}) == len(expected) == len(live_ids)
+    assert len({v[1] for v in expected.values()}) == 4  # four appends, four sequence numbers
+    assert lineage_from_scan(cli, name) == expected
+    done = compact(cli, name)
+    assert done["snapshot_id"] is not None and done["rewritten_data_files"] == 8, done
+    assert lineage_from_scan(cli, name) == expected
+    assert lineage_from_files(cli, name) == expected
+    new_files = [e["data_file"]["file_path"] for e in live(cli, name)[0]]
+    assert all("_row_id" in pq.read_schema(O.local_path(f)).names for f in new_files)
+    compare(cli, name, [r for r in ROWS if W.col(r, "id") in live_ids], 3)
+    # Rows appended now get fresh ids, above every id handed out so far.
+    extra = [r for r in W.ALL_ROWS if W.col(r, "id") >= 800][:50]
+    W.append_parquet(cli, name, [extra])
+    after = lineage_from_scan(cli, name)
+    fresh = {after[W.col(r, "id")][0] for r in extra}
+    assert len(fresh) == 50 and not fresh & {v[0] for v in expected.values()}
+    assert min(fresh) > max(v[0] for v in expected.values())
+    assert {k: v for k, v in after.items() if k in expected} == expected
+
+
 def test_upgrade_to_v3_with_position_and_equality_deletes_then_dvs_then_compaction(tmp_path):
     """`table upgrade --format-version 3` of a v2 table holding position delete files (one per
     partition, naming several data files) and equality deletes: every reader agrees right after the

@@ -211,3 +211,84 @@ def test_remove_orphans_takes_only_unreferenced_files_older_than_the_window(tmp_
     # Nothing left: every file under the table is referenced (or table metadata).
     again = json.loads(cli.ok("table", "remove-orphans", "db.t", "--older-than", "now", "--json"))
     assert again["orphans"] == [], again
+
+
+def expire_killed_at(cli: O.Cli, tmp_path: Path, failpoints: str, *args) -> None:
+    import subprocess
+
+    killed = subprocess.run([str(O.LAKESYNC), *map(str, args)], env=dict(cli.env, LAKESYNC_FAILPOINTS=failpoints),
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -9, (failpoints, killed.returncode, killed.stderr[-2000:])
+
+
+def unreferenced(table) -> set[str]:
+    """Data, delete, manifest and manifest-list files on disk that no snapshot references."""
+    return {f for f in files_on_disk(table) - referenced_files(table) if f.endswith((".parquet", ".avro", ".puffin"))}
+
+
+@pytest.mark.parametrize("point", ["expire.before-commit", "expire.after-commit", "expire.after-delete"])
+def test_kill_during_expiry_leaves_the_table_as_it_read_and_only_orphans(tmp_path, point):
+    """kill -9 before the metadata commit, after it (nothing deleted yet), and after the first file
+    deleted: readers see the same rows (pyiceberg, lakesync scan), every referenced file is there, what
+    is left are orphans, which remove-orphans deletes — itself killed after its first delete and
+    rerun — and expiry run again completes."""
+    cli = O.Cli(tmp_path)
+    make_history(cli, tmp_path)
+    table = pyiceberg_catalog(cli).load_table("db.t")
+    before_rows, before_disk = rows(table), files_on_disk(table)
+    plan = json.loads(cli.ok("table", "expire-snapshots", "db.t", "--older-than", "now", "--dry-run", "--json"))
+    doomed = {f.removeprefix("file://") for f in plan["files_to_delete"]}
+    assert len(doomed) >= 3, plan
+
+    expire_killed_at(cli, tmp_path, f"{point}=kill", "table", "expire-snapshots", "db.t", "--older-than", "now")
+    after = pyiceberg_catalog(cli).load_table("db.t")
+    assert rows(after) == before_rows
+    assert sorted(r["id"] for r in cli.scan_jsonl("db.t")) == [r[0] for r in before_rows]
+    assert referenced_files(after) <= files_on_disk(after)
+    if point == "expire.before-commit":
+        assert len(after.metadata.snapshots) == 5 and files_on_disk(after) == before_disk
+        assert unreferenced(after) == set()
+    else:
+        assert [s.snapshot_id for s in after.metadata.snapshots] == [after.metadata.current_snapshot_id]
+        left = unreferenced(after)
+        assert left <= doomed and len(left) == len(doomed) - (1 if point == "expire.after-delete" else 0), left
+        # remove-orphans killed after its first delete; a rerun finishes the job.
+        expire_killed_at(cli, tmp_path, "remove-orphans.after-delete=kill",
+                         "table", "remove-orphans", "db.t", "--older-than", "now", "--apply")
+        rest = unreferenced(after)
+        assert rest < left and len(rest) == len(left) - 1
+        assert rows(pyiceberg_catalog(cli).load_table("db.t")) == before_rows
+        done = json.loads(cli.ok("table", "remove-orphans", "db.t", "--older-than", "now", "--apply", "--json"))
+        assert {f.removeprefix("file://") for f in done["deleted"]} >= rest, done
+        assert unreferenced(after) == set()
+    again = json.loads(cli.ok("table", "expire-snapshots", "db.t", "--older-than", "now", "--json"))
+    assert bool(again["expired_snapshot_ids"]) == (point == "expire.before-commit"), again
+    final = pyiceberg_catalog(cli).load_table("db.t")
+    assert rows(final) == before_rows and unreferenced(final) == set()
+    assert files_on_disk(final) == before_disk - doomed
+
+
+def test_time_budget_of_expiry_and_orphan_removal(tmp_path):
+    """`--max-duration 0`: expiry commits and deletes exactly one file (the rest are named as left and
+    are orphans); remove-orphans deletes exactly one per run. No timing is involved: a budget of zero
+    is spent before the second unit of work on any machine."""
+    cli = O.Cli(tmp_path)
+    make_history(cli, tmp_path)
+    before_rows = rows(pyiceberg_catalog(cli).load_table("db.t"))
+    done = json.loads(cli.ok("table", "expire-snapshots", "db.t", "--older-than", "now", "--max-duration", "0",
+                             "--json"))
+    assert len(done["expired_snapshot_ids"]) == 4 and len(done["deleted_files"]) == 1, done
+    left = {f.removeprefix("file://") for f in done["left_files"]}
+    table = pyiceberg_catalog(cli).load_table("db.t")
+    assert len(left) >= 2 and unreferenced(table) == left and rows(table) == before_rows
+    out = cli.ok("table", "expire-snapshots", "db.t", "--older-than", "now", "--max-duration", "0")
+    assert "time budget" not in out  # nothing left to expire: nothing to say about the budget
+    for n in range(len(left), 1, -1):
+        step = json.loads(cli.ok("table", "remove-orphans", "db.t", "--older-than", "now", "--apply",
+                                 "--max-duration", "0", "--json"))
+        assert len(step["deleted"]) == 1 and len(step["left"]) == n - 1, step
+    last = json.loads(cli.ok("table", "remove-orphans", "db.t", "--older-than", "now", "--apply", "--max-duration",
+                             "1h", "--json"))
+    assert len(last["deleted"]) == 1 and last["left"] == [], last
+    assert unreferenced(table) == set() and rows(pyiceberg_catalog(cli).load_table("db.t")) == before_rows
+    assert "--max-duration" in cli.fail("table", "compact", "db.t", "--max-duration", "soon")[1]

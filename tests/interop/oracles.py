@@ -1068,7 +1068,14 @@ def manifest_entries(metadata: dict, snapshot_id: int | None = None, live: bool 
     [snapshot] = [s for s in metadata["snapshots"] if s["snapshot-id"] == snapshot_id]
     out = []
     for manifest in read_avro_records(snapshot["manifest-list"]):
+        # v3 row lineage (spec "Row Lineage"): a data file with a null first_row_id gets the manifest's
+        # first_row_id plus the record counts of the null-id data files before it in the manifest.
+        next_row_id = manifest.get("first_row_id")
         for entry in read_avro_records(manifest["manifest_path"]):
+            data_file = entry["data_file"]
+            if next_row_id is not None and data_file["content"] == 0 and data_file.get("first_row_id") is None:
+                data_file["first_row_id"] = next_row_id
+                next_row_id += data_file["record_count"]
             if live and entry["status"] == 2:
                 continue
             entry["manifest_content"] = manifest.get("content", 0)

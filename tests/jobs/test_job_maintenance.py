@@ -14,10 +14,12 @@ from test_iceberg_jobs import batch, mutate, source_table
 HOUR_MS = 3600 * 1000
 
 
-def maintenance_job(env, maintenance) -> object:
+def maintenance_job(env, maintenance, partition_fields=None) -> object:
     job = env.job_from_example("iceberg-batch-cdc.yaml")
     doc = yaml.safe_load(job.read_text())
     doc["maintenance"] = maintenance
+    if partition_fields:
+        doc["sink"]["partition_fields"] = partition_fields
     job.write_text(yaml.safe_dump(doc))
     return job
 
@@ -98,6 +100,59 @@ def test_a_failing_maintenance_step_is_reported_and_the_run_stands(env):
     assert env.iceberg_rows("lake.orders") == env.iceberg_rows("src.orders")
 
 
+def test_kill_during_the_jobs_expiry_loses_no_position_and_leaves_only_orphans(env):
+    """The job's expire step killed with SIGKILL after its metadata commit and, in a later run, after
+    its first file deleted: the run's own commit stands each time (target equals source), the job
+    resumes exactly, and what is left are orphans that the remove_orphans step then deletes."""
+    src = source_table(env)
+    mutate(src, 1)
+    job = maintenance_job(env, {"expire_snapshots": {"older_than": "1h", "retain_last": 1, "every": "1h"}})
+    t0 = int(time.time() * 1000) + 2 * HOUR_MS
+    assert run_at(env, job, t0)["status"] == "committed"
+    for k, point in enumerate(["expire.after-commit", "expire.after-delete"]):
+        mutate(env.catalog().load_table("src.orders"), 2 + k)
+        run_env = dict(env.env, LAKESYNC_MAINTENANCE_NOW=str(t0 + (k + 1) * 2 * HOUR_MS),
+                       LAKESYNC_FAILPOINTS=f"{point}=kill")
+        p, _ = env.run_job(job, "--once", check=False, env=run_env)
+        assert p.returncode == -9, (point, p.returncode, p.stderr[-2000:])
+        assert env.iceberg_rows("lake.orders") == env.iceberg_rows("src.orders")
+    # Nothing new: the position survived both kills; the next change applies exactly once.
+    later = t0 + 6 * HOUR_MS
+    assert run_at(env, job, later)["status"] == "nothing-new"
+    mutate(env.catalog().load_table("src.orders"), 4)
+    assert run_at(env, job, later)["status"] == "committed"
+    assert env.iceberg_rows("lake.orders") == env.iceberg_rows("src.orders")
+    # The orphans the kills left go with the remove_orphans step (its window: an hour before "now").
+    job = maintenance_job(env, {"remove_orphans": {"older_than": "1h", "every": "1d", "max_duration": "10m"}})
+    summary = run_at(env, job, later + 48 * HOUR_MS)
+    step = summary["maintenance"]["lake.orders"]["remove_orphans"]
+    assert step["status"] == "done" and step["deleted_files"] > 0 and step["left_files"] == 0, step
+    assert env.iceberg_rows("lake.orders") == env.iceberg_rows("src.orders")
+
+
+def test_a_compaction_budget_of_zero_rewrites_one_bin_per_run(env):
+    """`max_duration: 0` (one unit of work: deterministic on any machine): each run commits one bin
+    and reports the rest as left; the target equals the source throughout."""
+    src = source_table(env)
+    mutate(src, 1)
+    # Four partitions: a bin per partition whose files qualify.
+    job = maintenance_job(env, {"compact": {"when_file_count": 1, "max_duration": 0}},
+                          partition_fields=["bucket(order_id, 4)"])
+    now = int(time.time() * 1000)
+    first = run_at(env, job, now)["maintenance"]["lake.orders"]["compact"]
+    mutate(env.catalog().load_table("src.orders"), 2)
+    summary = run_at(env, job, now)
+    compact = summary["maintenance"]["lake.orders"]["compact"]
+    assert compact["status"] == "done" and compact["bins"] == 1 and compact["bins_left"] >= 1, (first, compact)
+    assert env.iceberg_rows("lake.orders") == env.iceberg_rows("src.orders")
+    left = compact["bins_left"]
+    while left > 0:
+        nxt = run_at(env, job, now)["maintenance"]["lake.orders"]["compact"]
+        assert nxt["status"] == "done" and nxt["bins"] == 1 and nxt["bins_left"] == left - 1, nxt
+        assert env.iceberg_rows("lake.orders") == env.iceberg_rows("src.orders")
+        left -= 1
+
+
 def test_maintenance_block_errors_name_the_key(env):
     source_table(env)
     cases = [
@@ -106,6 +161,7 @@ def test_maintenance_block_errors_name_the_key(env):
         ({"compact": {"when_deleted_ratio": 2}}, "maintenance.compact.when_deleted_ratio must be a number from 0 to 1"),
         ({"expire_snapshots": {"every": "soon"}}, "maintenance.expire_snapshots.every"),
         ({"vacuum": {}}, "maintenance: unknown key 'vacuum'"),
+        ({"remove_orphans": {"max_duration": "-1m"}}, "maintenance.remove_orphans.max_duration"),
     ]
     for block, message in cases:
         job = maintenance_job(env, block)

@@ -23,7 +23,7 @@ void RegisterScanCommand(Cli& cli) {
     std::string table, delta, sharing, filter, select, as_of, ref = "main";
     OutputArgs out;
     std::optional<int64_t> limit, snapshot_id, version;
-    bool stats = false;
+    bool stats = false, row_lineage = false;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = cli.app.add_subcommand(
@@ -54,9 +54,12 @@ void RegisterScanCommand(Cli& cli) {
   version_opt->excludes(asof);
   AddOutputOptions(*cmd, a->out);
   cmd->add_flag("--stats", a->stats, "print planning statistics to standard error");
+  auto* lineage_opt = cmd->add_flag("--row-lineage", a->row_lineage,
+                                    "Iceberg v3: append the row lineage columns _row_id and "
+                                    "_last_updated_sequence_number (null on older tables)");
   AddCatalogOption(*cmd, cli.global);
-  cmd->callback([&cli, a, filter_opt, snap, ref_opt, version_opt] {
-    cli.action = [&cli, a, filter_opt, snap, ref_opt, version_opt]() -> Status {
+  cmd->callback([&cli, a, filter_opt, snap, ref_opt, version_opt, lineage_opt] {
+    cli.action = [&cli, a, filter_opt, snap, ref_opt, version_opt, lineage_opt]() -> Status {
       if (a->table.empty() && a->delta.empty() && a->sharing.empty()) {
         return InvalidArgument("scan needs a table (lakesync scan NAMESPACE.TABLE), --delta PATH or --sharing TABLE");
       }
@@ -66,6 +69,7 @@ void RegisterScanCommand(Cli& cli) {
         if (filter_opt->count()) return InvalidArgument("--filter does not apply to {}", flag);
         if (snap->count()) return InvalidArgument("--snapshot-id does not apply to {} (use --version)", flag);
         if (ref_opt->count()) return InvalidArgument("--ref does not apply to {}", flag);
+        if (lineage_opt->count()) return InvalidArgument("--row-lineage does not apply to {}", flag);
         ARROW_RETURN_NOT_OK(OutputFormat(a->out).status());
         delta::SnapshotScanOptions options;
         options.version = a->version;
@@ -100,6 +104,7 @@ void RegisterScanCommand(Cli& cli) {
       options.snapshot_id = a->snapshot_id;
       options.ref = a->ref;
       options.limit = a->limit;
+      options.with_row_lineage = a->row_lineage;
       if (!a->as_of.empty()) {
         ARROW_ASSIGN_OR_RAISE(int64_t micros, iceberg::ParseTimestamp(a->as_of, false));
         options.as_of_timestamp_ms = micros / 1000;

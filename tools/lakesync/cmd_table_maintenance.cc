@@ -32,9 +32,19 @@ Result<int64_t> OlderThanMs(const std::string& text) {
   return *at;
 }
 
+// --max-duration: a step's time budget in the job file's duration syntax (10m, 90s); 0 allowed (one
+// unit of work: a bin, a file). maintenance/budget.h says what each step does when it runs out.
+constexpr char kMaxDurationHelp[] = "time budget (10m, 90s; 0: one unit of work): ";
+
+Result<std::optional<std::chrono::milliseconds>> MaxDuration(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  ARROW_ASSIGN_OR_RAISE(auto d, engine::ParseDuration(nlohmann::json(text), "--max-duration", /*allow_zero=*/true));
+  return std::chrono::milliseconds(d);
+}
+
 void RegisterExpireSnapshots(Cli& cli, CLI::App* table_cmd) {
   struct Args {
-    std::string table, older_than;
+    std::string table, older_than, max_duration;
     std::optional<int32_t> retain_last;
     bool dry_run = false, json = false;
   };
@@ -51,6 +61,10 @@ void RegisterExpireSnapshots(Cli& cli, CLI::App* table_cmd) {
                   "keep at least this many of each branch's newest snapshots (default: the table's "
                   "history.expire.min-snapshots-to-keep, else 1)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-duration", a->max_duration,
+                  std::string(kMaxDurationHelp) +
+                      "the commit always happens; file deletion stops when it is spent (after at least one file) "
+                      "and the files left are orphans for remove-orphans (default: no limit)");
   cmd->add_flag("--dry-run", a->dry_run, "say what would expire and which files would be deleted; change nothing");
   cmd->add_flag("--json", a->json, "print the result as one JSON object");
   AddCatalogOption(*cmd, cli.global);
@@ -62,6 +76,7 @@ void RegisterExpireSnapshots(Cli& cli, CLI::App* table_cmd) {
       }
       options.retain_last = a->retain_last;
       options.dry_run = a->dry_run;
+      ARROW_ASSIGN_OR_RAISE(options.max_duration, MaxDuration(a->max_duration));
       ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
       ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
       ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
@@ -73,6 +88,7 @@ void RegisterExpireSnapshots(Cli& cli, CLI::App* table_cmd) {
                             {"retained_snapshots", r.retained_snapshots},
                             {a->dry_run ? "files_to_delete" : "deleted_files", r.deleted_files},
                             {"undeleted_files", r.undeleted_files},
+                            {"left_files", r.left_files},
                             {"positions_kept_in_properties", r.positions_kept}};
         Print(j.dump() + "\n");
         return Status::OK();
@@ -84,6 +100,10 @@ void RegisterExpireSnapshots(Cli& cli, CLI::App* table_cmd) {
                         r.positions_kept.empty() ? "" : fmt::format("; job positions kept in the table properties "
                                                                     "for {}", fmt::join(r.positions_kept, ", "))));
       for (const auto& f : r.undeleted_files) Print(fmt::format("could not delete {} (left as an orphan)\n", f));
+      if (!r.left_files.empty()) {
+        Print(fmt::format("the time budget ran out: {} file(s) left as orphans for remove-orphans\n",
+                          r.left_files.size()));
+      }
       return Status::OK();
     };
   });
@@ -91,7 +111,7 @@ void RegisterExpireSnapshots(Cli& cli, CLI::App* table_cmd) {
 
 void RegisterRemoveOrphans(Cli& cli, CLI::App* table_cmd) {
   struct Args {
-    std::string table, older_than = "3d";
+    std::string table, older_than = "3d", max_duration;
     bool apply = false, json = false;
   };
   auto a = std::make_shared<Args>();
@@ -103,6 +123,10 @@ void RegisterRemoveOrphans(Cli& cli, CLI::App* table_cmd) {
                   "only files last modified before this: a duration back from now (3d, 12h), a time (ISO-8601) "
                   "or now; a safety window for writes in progress (default 3d)");
   cmd->add_flag("--apply", a->apply, "delete the orphans (without it: list them only)");
+  cmd->add_option("--max-duration", a->max_duration,
+                  std::string(kMaxDurationHelp) +
+                      "with --apply, deleting stops when it is spent (after at least one file); a rerun deletes the "
+                      "rest (default: no limit)");
   cmd->add_flag("--json", a->json, "print the result as one JSON object");
   AddCatalogOption(*cmd, cli.global);
   cmd->callback([&cli, a] {
@@ -110,6 +134,7 @@ void RegisterRemoveOrphans(Cli& cli, CLI::App* table_cmd) {
       maintenance::RemoveOrphansOptions options;
       ARROW_ASSIGN_OR_RAISE(options.older_than_ms, OlderThanMs(a->older_than));
       options.apply = a->apply;
+      ARROW_ASSIGN_OR_RAISE(options.max_duration, MaxDuration(a->max_duration));
       ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
       ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
       ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
@@ -118,7 +143,7 @@ void RegisterRemoveOrphans(Cli& cli, CLI::App* table_cmd) {
         nlohmann::json j = {{"table", t->name()},          {"applied", a->apply},
                             {"files_listed", r.files_listed}, {a->apply ? "deleted" : "orphans", r.orphans},
                             {"orphan_bytes", r.orphan_bytes}, {"too_young", r.too_young},
-                            {"undeleted", r.undeleted}};
+                            {"undeleted", r.undeleted},    {"left", r.left}};
         Print(j.dump() + "\n");
         return Status::OK();
       }
@@ -127,6 +152,9 @@ void RegisterRemoveOrphans(Cli& cli, CLI::App* table_cmd) {
                         t->name(), r.orphans.size(), r.orphan_bytes, a->apply ? " deleted" : " (dry run: --apply deletes)",
                         r.too_young.size()));
       for (const auto& f : r.undeleted) Print(fmt::format("could not delete {}\n", f));
+      if (!r.left.empty()) {
+        Print(fmt::format("the time budget ran out: {} orphan(s) left for the next run\n", r.left.size()));
+      }
       return Status::OK();
     };
   });
@@ -134,7 +162,7 @@ void RegisterRemoveOrphans(Cli& cli, CLI::App* table_cmd) {
 
 void RegisterCompact(Cli& cli, CLI::App* table_cmd) {
   struct Args {
-    std::string table, where;
+    std::string table, where, max_duration;
     std::optional<int64_t> target_file_size;
     double min_deleted_ratio = 0.3;
     int64_t max_files = 0;
@@ -159,6 +187,10 @@ void RegisterCompact(Cli& cli, CLI::App* table_cmd) {
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--max-files", a->max_files, "rewrite at most this many files in this run (default: no limit)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-duration", a->max_duration,
+                  std::string(kMaxDurationHelp) +
+                      "bins are rewritten until it is spent (at least one) and those finished are committed; the "
+                      "rest are left for the next run (default: no limit)");
   cmd->add_flag("--dry-run", a->dry_run, "say which files would be rewritten; change nothing");
   cmd->add_flag("--json", a->json, "print the result as one JSON object");
   AddCatalogOption(*cmd, cli.global);
@@ -170,6 +202,7 @@ void RegisterCompact(Cli& cli, CLI::App* table_cmd) {
       options.min_deleted_ratio = a->min_deleted_ratio;
       options.max_files = a->max_files;
       options.dry_run = a->dry_run;
+      ARROW_ASSIGN_OR_RAISE(options.max_duration, MaxDuration(a->max_duration));
       ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
       ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
       ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
@@ -186,6 +219,8 @@ void RegisterCompact(Cli& cli, CLI::App* table_cmd) {
                             {"added_bytes", r.added_bytes},
                             {"written_records", r.written_records},
                             {"bins", r.bins},
+                            {"bins_left", r.bins_left},
+                            {"files_left", r.files_left},
                             {"attempts", r.attempts},
                             {"snapshot_id", r.snapshot_id ? nlohmann::json(*r.snapshot_id) : nlohmann::json()},
                             {"rewritten_files", r.rewritten_files}};
@@ -208,6 +243,10 @@ void RegisterCompact(Cli& cli, CLI::App* table_cmd) {
                         "{}\n",
                         t->name(), r.rewritten_data_files, r.added_data_files, r.written_records,
                         r.removed_delete_files, *r.snapshot_id));
+      if (r.bins_left > 0) {
+        Print(fmt::format("the time budget ran out: {} bin(s) of {} file(s) left for the next run\n", r.bins_left,
+                          r.files_left));
+      }
       return Status::OK();
     };
   });

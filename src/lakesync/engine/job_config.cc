@@ -158,7 +158,7 @@ std::string DefaultSequenceColumn(SourceType type) {
                                                                          : "_commit_version";
 }
 
-Result<std::chrono::seconds> ParseDuration(const Json& value, std::string_view key) {
+Result<std::chrono::seconds> ParseDuration(const Json& value, std::string_view key, bool allow_zero) {
   int64_t total = 0;
   if (value.is_number_integer()) {
     total = value.get<int64_t>();
@@ -192,7 +192,7 @@ Result<std::chrono::seconds> ParseDuration(const Json& value, std::string_view k
   } else {
     return InvalidArgument("{}: expected a duration such as 15m or a number of seconds, not {}", key, value.dump());
   }
-  if (total <= 0) return InvalidArgument("{}: the duration must be positive", key);
+  if (total < 0 || (total == 0 && !allow_zero)) return InvalidArgument("{}: the duration must be positive", key);
   return std::chrono::seconds(total);
 }
 

@@ -85,9 +85,10 @@ struct JobConfig {
   std::optional<MaintenanceConfig> maintenance;
 };
 
-// "15m", "30s", "1h", "1h30m", "90" (seconds), or a YAML number of seconds; > 0.
+// "15m", "30s", "1h", "1h30m", "90" (seconds), or a YAML number of seconds; > 0 (>= 0 with
+// allow_zero: a maintenance time budget of 0 means "one unit of work", maintenance/budget.h).
 // Errors: InvalidArgument naming `key` and the value.
-Result<std::chrono::seconds> ParseDuration(const nlohmann::json& value, std::string_view key);
+Result<std::chrono::seconds> ParseDuration(const nlohmann::json& value, std::string_view key, bool allow_zero = false);
 
 // Parses a job document. `location` names the file in every message; its folder is the base of
 // relative paths. Defaults filled in here: mode (merge-on-read for CDC sources and for imports with

@@ -39,6 +39,11 @@ Result<std::chrono::seconds> Duration(const Json& block, const char* key, const 
   return ParseDuration(block.at(key), fmt::format("{}.{}", where, key));
 }
 
+// A step's `max_duration` (its time budget; 0 allowed: one unit of work).
+Result<std::chrono::seconds> Budget(const Json& block, const std::string& where) {
+  return ParseDuration(block.at("max_duration"), fmt::format("{}.max_duration", where), /*allow_zero=*/true);
+}
+
 Status CheckBlock(const Json& block, const std::vector<std::string>& keys, const std::string& where) {
   if (block.is_null()) return Status::OK();  // `compact:` with no keys takes the defaults
   return CheckKnownKeys(block, keys, where);
@@ -114,11 +119,15 @@ Result<Json> RunCompact(const MaintenanceConfig::Compact& c, const std::shared_p
   options.target_file_size = c.target_file_size;
   options.min_deleted_ratio = c.min_deleted_ratio;
   options.max_files = c.max_files;
+  options.max_duration = c.max_duration;
   ARROW_ASSIGN_OR_RAISE(auto r, maintenance::Compact(t, options));
   report["status"] = r.snapshot_id ? "done" : "nothing-to-do";
   report["rewritten_data_files"] = r.rewritten_data_files;
   report["added_data_files"] = r.added_data_files;
   report["removed_delete_files"] = r.removed_delete_files;
+  report["bins"] = r.bins;
+  report["bins_left"] = r.bins_left;
+  report["files_left"] = r.files_left;
   if (r.snapshot_id) report["snapshot_id"] = *r.snapshot_id;
   return report;
 }
@@ -152,6 +161,7 @@ Result<Json> RunExpire(const MaintenanceConfig::ExpireSnapshots& c, const std::s
                                                                5LL * 24 * 3600 * 1000);
   options.older_than_ms = now_ms - age;
   options.retain_last = c.retain_last;
+  options.max_duration = c.max_duration;
   options.set_properties[MaintenanceLastRunProperty("expire-snapshots")] = std::to_string(now_ms);
   ARROW_ASSIGN_OR_RAISE(auto r, maintenance::ExpireSnapshots(*t, options));
   // Nothing expired means no commit: record the run by itself.
@@ -159,7 +169,8 @@ Result<Json> RunExpire(const MaintenanceConfig::ExpireSnapshots& c, const std::s
   report = {{"status", "done"},
             {"expired_snapshots", r.expired_snapshot_ids.size()},
             {"deleted_files", r.deleted_files.size()},
-            {"undeleted_files", r.undeleted_files.size()}};
+            {"undeleted_files", r.undeleted_files.size()},
+            {"left_files", r.left_files.size()}};
   return report;
 }
 
@@ -170,9 +181,13 @@ Result<Json> RunRemoveOrphans(const MaintenanceConfig::RemoveOrphans& c, const s
   maintenance::RemoveOrphansOptions options;
   options.older_than_ms = now_ms - std::chrono::duration_cast<std::chrono::milliseconds>(c.older_than).count();
   options.apply = true;
+  options.max_duration = c.max_duration;
   ARROW_ASSIGN_OR_RAISE(auto r, maintenance::RemoveOrphans(*t, options));
   ARROW_RETURN_NOT_OK(RecordLastRun(*t, "remove-orphans", now_ms));
-  report = {{"status", "done"}, {"deleted_files", r.orphans.size()}, {"undeleted_files", r.undeleted.size()}};
+  report = {{"status", "done"},
+            {"deleted_files", r.orphans.size()},
+            {"undeleted_files", r.undeleted.size()},
+            {"left_files", r.left.size()}};
   return report;
 }
 
@@ -194,7 +209,7 @@ Result<MaintenanceConfig> ParseMaintenanceConfig(const Json& block, const std::s
     const Json& b = block.at("compact");
     const std::string w = at + ".compact";
     ARROW_RETURN_NOT_OK(CheckBlock(b, {"when_deleted_ratio", "when_file_count", "target_file_size",
-                                       "min_deleted_ratio", "max_files"}, w));
+                                       "min_deleted_ratio", "max_files", "max_duration"}, w));
     MaintenanceConfig::Compact c;
     if (b.is_object()) {
       if (b.contains("when_deleted_ratio")) {
@@ -211,6 +226,9 @@ Result<MaintenanceConfig> ParseMaintenanceConfig(const Json& block, const std::s
       }
       if (b.contains("max_files")) {
         ARROW_ASSIGN_OR_RAISE(c.max_files, Count(b, "max_files", w));
+      }
+      if (b.contains("max_duration")) {
+        ARROW_ASSIGN_OR_RAISE(c.max_duration, Budget(b, w));
       }
     }
     if (!c.when_deleted_ratio && !c.when_file_count) {
@@ -231,7 +249,7 @@ Result<MaintenanceConfig> ParseMaintenanceConfig(const Json& block, const std::s
   if (block.contains("expire_snapshots")) {
     const Json& b = block.at("expire_snapshots");
     const std::string w = at + ".expire_snapshots";
-    ARROW_RETURN_NOT_OK(CheckBlock(b, {"older_than", "retain_last", "every"}, w));
+    ARROW_RETURN_NOT_OK(CheckBlock(b, {"older_than", "retain_last", "every", "max_duration"}, w));
     MaintenanceConfig::ExpireSnapshots e;
     if (b.is_object()) {
       if (b.contains("older_than")) {
@@ -244,13 +262,16 @@ Result<MaintenanceConfig> ParseMaintenanceConfig(const Json& block, const std::s
       if (b.contains("every")) {
         ARROW_ASSIGN_OR_RAISE(e.every, Duration(b, "every", w));
       }
+      if (b.contains("max_duration")) {
+        ARROW_ASSIGN_OR_RAISE(e.max_duration, Budget(b, w));
+      }
     }
     config.expire_snapshots = e;
   }
   if (block.contains("remove_orphans")) {
     const Json& b = block.at("remove_orphans");
     const std::string w = at + ".remove_orphans";
-    ARROW_RETURN_NOT_OK(CheckBlock(b, {"older_than", "every"}, w));
+    ARROW_RETURN_NOT_OK(CheckBlock(b, {"older_than", "every", "max_duration"}, w));
     MaintenanceConfig::RemoveOrphans r;
     if (b.is_object()) {
       if (b.contains("older_than")) {
@@ -258,6 +279,9 @@ Result<MaintenanceConfig> ParseMaintenanceConfig(const Json& block, const std::s
       }
       if (b.contains("every")) {
         ARROW_ASSIGN_OR_RAISE(r.every, Duration(b, "every", w));
+      }
+      if (b.contains("max_duration")) {
+        ARROW_ASSIGN_OR_RAISE(r.max_duration, Budget(b, w));
       }
     }
     config.remove_orphans = r;

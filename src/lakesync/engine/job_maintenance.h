@@ -7,16 +7,19 @@
 //       when_file_count: 200        #   live data files
 //       target_file_size: 134217728 #   as `table compact --target-file-size` (bytes)
 //       min_deleted_ratio: 0.3      #   as `table compact --min-deleted-ratio`
-//       max_files: 500              #   at most this many files rewritten per run (the bound)
+//       max_files: 500              #   at most this many files rewritten per run
+//       max_duration: 10m           #   time budget: bins finished by then are committed (>= 1 bin)
 //     rewrite_manifests:
 //       when_manifest_count: 50     # when the current snapshot lists this many manifests
 //     expire_snapshots:             # as `table expire-snapshots`, at most once per `every`
 //       older_than: 3d
 //       retain_last: 10
 //       every: 1h
+//       max_duration: 10m           #   time budget for deleting the expired files (the rest: orphans)
 //     remove_orphans:               # as `table remove-orphans --apply`, at most once per `every`
 //       older_than: 3d
 //       every: 1d
+//       max_duration: 10m           #   time budget for deleting orphans (the rest: the next run's)
 //
 // Whether a step is due is decided from the table alone, never from timers in the process: the
 // thresholds from the current snapshot's summary, the schedules from the table property
@@ -43,12 +46,17 @@
 namespace lakesync::engine {
 
 struct MaintenanceConfig {
+  // Each step's time budget unless its `max_duration` says otherwise (maintenance/budget.h): the run
+  // after which maintenance happens is delayed by at most about this much per step, plus one unit of
+  // work (a bin, a file) that a budget never interrupts.
+  static constexpr std::chrono::milliseconds kDefaultStepBudget{10 * 60 * 1000};
   struct Compact {
     std::optional<double> when_deleted_ratio;
     std::optional<int64_t> when_file_count;
     std::optional<int64_t> target_file_size;
     double min_deleted_ratio = 0.3;
     int64_t max_files = 500;
+    std::chrono::milliseconds max_duration = kDefaultStepBudget;
   };
   struct RewriteManifests {
     int64_t when_manifest_count = 50;
@@ -57,10 +65,12 @@ struct MaintenanceConfig {
     std::optional<std::chrono::seconds> older_than;  // default: the table's history.expire.* or 5 days
     std::optional<int32_t> retain_last;
     std::chrono::seconds every{3600};
+    std::chrono::milliseconds max_duration = kDefaultStepBudget;
   };
   struct RemoveOrphans {
     std::chrono::seconds older_than{3 * 24 * 3600};
     std::chrono::seconds every{24 * 3600};
+    std::chrono::milliseconds max_duration = kDefaultStepBudget;
   };
   std::optional<Compact> compact;
   std::optional<RewriteManifests> rewrite_manifests;

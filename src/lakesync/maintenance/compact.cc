@@ -15,6 +15,7 @@
 #include "lakesync/iceberg/scan/task_units.h"
 #include "lakesync/iceberg/write/data_file_writer.h"
 #include "lakesync/iceberg/write/transform_arrow.h"
+#include "lakesync/maintenance/budget.h"
 #include "lakesync/table/append.h"
 #include "lakesync/table/pending_files.h"
 #include "lakesync/table/scan.h"
@@ -54,6 +55,7 @@ struct Plan {
   std::set<std::string> rewritten;
   std::set<std::pair<std::string, std::string>> removed_deletes;  // position and equality files
   std::set<std::pair<std::string, std::string>> deletes_at_plan;  // every live delete file of the snapshot
+  table::LiveEntries live;  // the snapshot's live entries (which deletes can go depends on them)
 };
 
 Result<int64_t> TargetSize(const iceberg::TableMetadata& m, const CompactOptions& options) {
@@ -85,8 +87,8 @@ Result<Plan> MakePlan(const std::shared_ptr<table::Table>& table, const CompactO
   auto scan = table::TableScan::Make(table, scan_options);
   if (!scan.ok()) return WithContext(scan.status(), "--where");
   ARROW_ASSIGN_OR_RAISE(auto tasks, (*scan)->PlanFiles());
-  ARROW_ASSIGN_OR_RAISE(auto live, table::ReadLiveEntries(*table->io(), m, *plan.snapshot));
-  for (const auto& e : live.deletes) plan.deletes_at_plan.insert(DeleteKey(*e.data_file));
+  ARROW_ASSIGN_OR_RAISE(plan.live, table::ReadLiveEntries(*table->io(), m, *plan.snapshot));
+  for (const auto& e : plan.live.deletes) plan.deletes_at_plan.insert(DeleteKey(*e.data_file));
 
   iceberg::DeleteLoader loader(table->io(), m.Schema());
   const int64_t small = static_cast<int64_t>(static_cast<double>(plan.target) * options.small_file_ratio);
@@ -149,6 +151,18 @@ Result<Plan> MakePlan(const std::shared_ptr<table::Table>& table, const CompactO
     for (size_t i = 0; i < bin.size(); ++i) b.push_back(&plan.files[next++]);
     plan.bins.push_back(std::move(b));
   }
+  return plan;
+}
+
+// Fills plan.rewritten and plan.removed_deletes from plan.files: called by MakePlan's caller once the
+// plan is made, and again when the time budget cut the rewrite short (fewer files rewritten means
+// fewer delete files that can go).
+Status ChooseRemovedDeletes(const std::shared_ptr<table::Table>& table, Plan& plan) {
+  const auto& m = *table->metadata();
+  const table::LiveEntries& live = plan.live;
+  iceberg::DeleteLoader loader(table->io(), m.Schema());
+  plan.rewritten.clear();
+  plan.removed_deletes.clear();
   for (const auto& c : plan.files) plan.rewritten.insert(c.task.file->file_path);
 
   // Delete files that only applied to rewritten files go with them (deletion vectors go with their
@@ -186,7 +200,16 @@ Result<Plan> MakePlan(const std::shared_ptr<table::Table>& table, const CompactO
       if (!still_applies) plan.removed_deletes.insert(DeleteKey(*file));
     }
   }
-  return plan;
+  return Status::OK();
+}
+
+// Keeps the first `bins` bins of the plan (the time budget ran out after them).
+Status TruncatePlan(const std::shared_ptr<table::Table>& table, Plan& plan, size_t bins) {
+  size_t files = 0;
+  for (size_t i = 0; i < bins; ++i) files += plan.bins[i].size();
+  plan.bins.resize(bins);
+  plan.files.resize(files);  // bins are consecutive runs of plan.files: the kept bins' pointers stay valid
+  return ChooseRemovedDeletes(table, plan);
 }
 
 // The table's sort order as Arrow sort keys over the key columns it makes (transforms applied).
@@ -245,14 +268,26 @@ Result<std::shared_ptr<arrow::Table>> SortRows(const std::shared_ptr<arrow::Tabl
   return arrow::Table::FromRecordBatches({sorted.record_batch()});
 }
 
+// The schema the rewrite writes: the table's, plus on v3 the row lineage columns (spec "Row
+// Lineage": a row moved to another file keeps its _row_id, and an unchanged row its
+// _last_updated_sequence_number, stored explicitly in the new file since its position changed).
+iceberg::SchemaPtr WriteSchema(const iceberg::TableMetadata& m) {
+  if (m.format_version < 3) return m.Schema();
+  std::vector<iceberg::NestedField> fields = m.Schema()->fields();
+  for (auto& f : iceberg::RowLineageFields()) fields.push_back(std::move(f));
+  return std::make_shared<const iceberg::Schema>(m.Schema()->schema_id(), std::move(fields),
+                                                 m.Schema()->identifier_field_ids());
+}
+
 // Reads one bin (deletes applied) and writes its rows as new data files.
 Status RewriteBin(const std::shared_ptr<table::Table>& table, const std::shared_ptr<const iceberg::ScanContext>& context,
                   const std::vector<const Candidate*>& bin, const std::optional<SortPlan>& sort, int64_t target,
-                  const std::shared_ptr<arrow::Schema>& arrow_schema, int32_t bin_index,
-                  std::vector<DataFile>& written, std::vector<std::string>& started) {
+                  const iceberg::SchemaPtr& write_schema, const std::shared_ptr<arrow::Schema>& arrow_schema,
+                  int32_t bin_index, std::vector<DataFile>& written, std::vector<std::string>& started) {
   auto tasks = std::make_shared<std::vector<FileScanTask>>();
   for (const Candidate* c : bin) tasks->push_back(c->task);
   iceberg::DataFileReadOptions read;  // every column, every row, deletes applied
+  read.with_row_lineage = table->metadata()->format_version >= 3;
   using Batches = std::vector<std::shared_ptr<arrow::RecordBatch>>;
   auto read_unit = [](size_t, iceberg::DataFileReader& reader) -> Result<Batches> {
     Batches out;
@@ -265,6 +300,7 @@ Status RewriteBin(const std::shared_ptr<table::Table>& table, const std::shared_
   ARROW_ASSIGN_OR_RAISE(auto units, iceberg::TaskUnitStream<Batches>::Make(context, tasks, read, read_unit));
 
   iceberg::DataWriterOptions writer_options = table::DataWriterOptionsFor(*table);
+  writer_options.schema = write_schema;
   writer_options.properties[iceberg::kTargetFileSizeProperty] = std::to_string(target);
   writer_options.partition_id = bin_index;
   if (!sort) writer_options.sort_order_id.reset();
@@ -350,21 +386,28 @@ void DeleteFiles(const table::Table& table, const std::vector<std::string>& file
 Result<CompactResult> Compact(const std::shared_ptr<table::Table>& table, const CompactOptions& options) {
   if (options.max_attempts < 1) return InvalidArgument("max_attempts must be at least 1");
   CompactResult result;
+  // The budget covers every attempt: a rewrite planned again after a conflict does not start afresh.
+  const TimeBudget budget(options.max_duration);
+  auto describe = [](const Plan& plan, int attempt, CompactResult& out) {
+    out = CompactResult{};
+    out.attempts = attempt;
+    out.candidate_files = plan.candidates;
+    out.bins = static_cast<int64_t>(plan.bins.size());
+    for (const auto& c : plan.files) {
+      out.rewritten_files.push_back(c.task.file->file_path);
+      out.rewritten_bytes += c.task.file->file_size_in_bytes;
+      out.rewritten_records += c.task.file->record_count;
+      if (c.task.deletion_vector) ++out.removed_delete_files;
+    }
+    out.rewritten_data_files = static_cast<int64_t>(plan.files.size());
+    out.removed_delete_files += static_cast<int64_t>(plan.removed_deletes.size());
+  };
   for (int attempt = 1;; ++attempt) {
     ARROW_ASSIGN_OR_RAISE(auto plan, MakePlan(table, options));
-    result = CompactResult{};
-    result.attempts = attempt;
-    result.candidate_files = plan.candidates;
-    result.bins = static_cast<int64_t>(plan.bins.size());
-    for (const auto& c : plan.files) {
-      result.rewritten_files.push_back(c.task.file->file_path);
-      result.rewritten_bytes += c.task.file->file_size_in_bytes;
-      result.rewritten_records += c.task.file->record_count;
-      if (c.task.deletion_vector) ++result.removed_delete_files;
-    }
-    result.rewritten_data_files = static_cast<int64_t>(plan.files.size());
-    result.removed_delete_files += static_cast<int64_t>(plan.removed_deletes.size());
+    ARROW_RETURN_NOT_OK(ChooseRemovedDeletes(table, plan));
+    describe(plan, attempt, result);
     if (plan.files.empty() || options.dry_run) return result;
+    int64_t bins_left = 0, files_left = 0;
 
     const auto& m = *table->metadata();
     ARROW_RETURN_NOT_OK(table::BeginWriteAttempt(*table));
@@ -373,10 +416,19 @@ Result<CompactResult> Compact(const std::shared_ptr<table::Table>& table, const 
     Result<table::CommitResult> committed = [&]() -> Result<table::CommitResult> {
       LS_ASSIGN_OR_RAISE_CTX(auto context, iceberg::ScanContext::Make(table->io(), m, m.Schema()), "reading {}",
                              table->name());
-      ARROW_ASSIGN_OR_RAISE(auto arrow_schema, iceberg::ToArrowSchema(*m.Schema()));
+      const iceberg::SchemaPtr write_schema = WriteSchema(m);
+      ARROW_ASSIGN_OR_RAISE(auto arrow_schema, iceberg::ToArrowSchema(*write_schema));
       ARROW_ASSIGN_OR_RAISE(auto sort, MakeSortPlan(m));
       for (size_t i = 0; i < plan.bins.size(); ++i) {
-        ARROW_RETURN_NOT_OK(RewriteBin(table, context, plan.bins[i], sort, plan.target, arrow_schema,
+        if (i > 0 && budget.Spent()) {
+          // Out of time: commit the bins done; the rest qualify again in the next run.
+          bins_left = static_cast<int64_t>(plan.bins.size() - i);
+          for (size_t j = i; j < plan.bins.size(); ++j) files_left += static_cast<int64_t>(plan.bins[j].size());
+          ARROW_RETURN_NOT_OK(TruncatePlan(table, plan, i));
+          describe(plan, attempt, result);
+          break;
+        }
+        ARROW_RETURN_NOT_OK(RewriteBin(table, context, plan.bins[i], sort, plan.target, write_schema, arrow_schema,
                                        static_cast<int32_t>(i), written, started));
       }
       if (FailpointFires(kFailpointCompactWritten)) {
@@ -394,6 +446,8 @@ Result<CompactResult> Compact(const std::shared_ptr<table::Table>& table, const 
     if (committed.ok()) {
       table::EndWriteAttempt(*table, Status::OK());
       result.snapshot_id = committed->snapshot_id;
+      result.bins_left = bins_left;
+      result.files_left = files_left;
       for (const auto& f : written) {
         ++result.added_data_files;
         result.added_bytes += f.file_size_in_bytes;
@@ -402,6 +456,10 @@ Result<CompactResult> Compact(const std::shared_ptr<table::Table>& table, const 
       LS_LOG_INFO("compacted {}: {} data file(s) into {} ({} live rows), {} delete file(s) removed, snapshot {}",
                   table->name(), result.rewritten_data_files, result.added_data_files, result.written_records,
                   result.removed_delete_files, result.snapshot_id.value_or(0));
+      if (bins_left > 0) {
+        LS_LOG_INFO("compaction of {}: the time budget ran out; {} bin(s) of {} file(s) left for the next run",
+                    table->name(), bins_left, files_left);
+      }
       return result;
     }
     const Status& error = committed.status();

@@ -30,10 +30,14 @@
 // at most `max_attempts` times, then given up with kCommitConflict. A kill -9 midway leaves only
 // files recorded as pending (table/pending_files.h), which the next writer or remove-orphans deletes.
 //
-// Not preserved: v3 row lineage (rewritten rows get new `_row_id`s: the writer does not copy
-// `_row_id` columns yet).
+// v3 row lineage (spec "Row Lineage"): every rewritten row keeps its `_row_id` and
+// `_last_updated_sequence_number` (the rows are unchanged), read through the one reader's lineage
+// columns (inherited values made explicit) and written as the reserved columns of the new files.
+// The new files still get a first_row_id when committed (the table's next-row-id advances by their
+// rows), but no row of theirs inherits it: every stored _row_id is set.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -56,6 +60,10 @@ struct CompactOptions {
   // At most this many input files per run (0: no limit): bounds one run's work (the job's
   // maintenance block). Whole bins are taken, in plan order, until the next would pass it.
   int64_t max_files = 0;
+  // Time budget (budget.h): bins are rewritten in plan order until it is spent (at least one bin, so
+  // every run makes progress); the bins finished are committed, the rest are left for the next run
+  // (bins_left, files_left). None: no limit. Zero: exactly one bin.
+  std::optional<std::chrono::milliseconds> max_duration;
   bool dry_run = false;  // plan only: write nothing, commit nothing
   int max_attempts = 4;  // plans made when a concurrent commit touched the rewritten files
 };
@@ -69,7 +77,9 @@ struct CompactResult {
   int64_t added_data_files = 0;     // (dry run: 0)
   int64_t added_bytes = 0;
   int64_t written_records = 0;      // live rows written (dry run: 0)
-  int64_t bins = 0;
+  int64_t bins = 0;                 // bins rewritten (dry run: planned)
+  int64_t bins_left = 0;            // bins planned but not rewritten: the time budget ran out
+  int64_t files_left = 0;           // their files
   std::optional<int64_t> snapshot_id;  // the replace snapshot (none when nothing was rewritten)
   int attempts = 0;
   std::vector<std::string> rewritten_files;  // paths, in plan order

@@ -4,8 +4,10 @@
 #include <map>
 #include <set>
 
+#include "lakesync/common/failpoint.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/iceberg/commit/table_update.h"
+#include "lakesync/maintenance/budget.h"
 #include "lakesync/maintenance/referenced_files.h"
 #include "lakesync/sink/progress.h"
 
@@ -15,6 +17,13 @@ namespace {
 constexpr int64_t kDefaultMaxAgeMs = 5LL * 24 * 3600 * 1000;  // Iceberg's history.expire.max-snapshot-age-ms
 constexpr int32_t kDefaultMinToKeep = 1;                        // history.expire.min-snapshots-to-keep
 constexpr std::string_view kPositionPrefix = sink::kSummarySourcePositionPrefix;
+
+// Kill points for the crash tests (LAKESYNC_FAILPOINTS=NAME=kill): the plan made and the files to
+// delete known, before the metadata commit; right after the commit, before any file is deleted; after
+// each file deleted (`kill` fires at the first: killed with some files deleted and some not).
+constexpr char kFailpointExpireBeforeCommit[] = "expire.before-commit";
+constexpr char kFailpointExpireAfterCommit[] = "expire.after-commit";
+constexpr char kFailpointExpireAfterDelete[] = "expire.after-delete";
 
 Result<int64_t> IntProperty(const iceberg::TableMetadata& m, const std::string& key, int64_t fallback) {
   auto it = m.properties.find(key);
@@ -94,6 +103,7 @@ Result<Plan> MakePlan(const iceberg::TableMetadata& m, const ExpireSnapshotsOpti
 }  // namespace
 
 Result<ExpireSnapshotsResult> ExpireSnapshots(table::Table& table, const ExpireSnapshotsOptions& options) {
+  const TimeBudget budget(options.max_duration);
   ExpireSnapshotsResult result;
   for (int attempt = 1;; ++attempt) {
     const iceberg::TableMetadata& m = *table.metadata();
@@ -123,6 +133,7 @@ Result<ExpireSnapshotsResult> ExpireSnapshots(table::Table& table, const ExpireS
     for (const auto& [key, value] : options.set_properties) properties[key] = value;
     if (!properties.empty()) updates.push_back(iceberg::SetProperties{properties});
     updates.push_back(iceberg::RemoveSnapshots{plan.expire});
+    Failpoint(kFailpointExpireBeforeCommit);
     auto committed = table.catalog()->CommitTable(table.identifier(), requirements, updates);
     if (!committed.ok()) {
       if (KindOf(committed.status()) == ErrorKind::kCommitConflict && attempt < options.max_attempts) {
@@ -134,7 +145,13 @@ Result<ExpireSnapshotsResult> ExpireSnapshots(table::Table& table, const ExpireS
       return committed.status();
     }
     table.Update(std::move(*committed));
+    Failpoint(kFailpointExpireAfterCommit);
+    size_t tried = 0;
     for (const auto& f : doomed) {
+      if (tried++ > 0 && budget.Spent()) {
+        result.left_files.push_back(f);
+        continue;
+      }
       auto st = table.io()->Delete(f);
       if (st.ok() || KindOf(st) == ErrorKind::kNotFound) {
         result.deleted_files.push_back(f);
@@ -142,6 +159,11 @@ Result<ExpireSnapshotsResult> ExpireSnapshots(table::Table& table, const ExpireS
         LS_LOG_WARN("expire-snapshots on {}: could not delete {}: {}", table.name(), f, st.message());
         result.undeleted_files.push_back(f);
       }
+      Failpoint(kFailpointExpireAfterDelete);
+    }
+    if (!result.left_files.empty()) {
+      LS_LOG_INFO("expire-snapshots on {}: the time budget ran out; {} file(s) left for remove-orphans", table.name(),
+                  result.left_files.size());
     }
     return result;
   }

@@ -5,8 +5,13 @@
 // branch's ancestry, and every snapshot newer than `older_than_ms`. lakesync's progress positions
 // (`lakesync.source-position.<sink_id>` in snapshot summaries) are copied into the table properties
 // in the same commit, so a job resumes exactly after the snapshot that carried its position expired.
+//
+// Killed at any point (tests/cli/test_expire_snapshots.py kills it at each failpoint below): before
+// the commit nothing changed; after it, the table is already right and the files not yet deleted are
+// orphans (referenced by no metadata), which remove-orphans deletes.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -25,6 +30,10 @@ struct ExpireSnapshotsOptions {
   // history.expire.min-snapshots-to-keep (Iceberg's default: 1).
   std::optional<int32_t> retain_last;
   bool dry_run = false;       // plan only: no commit, no file deleted
+  // Time budget (budget.h): the commit always happens; deleting the files no longer referenced stops
+  // when the budget is spent (after at least one file). What is left is named in left_files: orphans
+  // that the next remove-orphans deletes. None: no limit.
+  std::optional<std::chrono::milliseconds> max_duration;
   int max_attempts = 4;       // a concurrent commit makes the plan stale: reload and plan again
   // Table properties set by the same commit (a job's maintenance records when expiry last ran).
   std::map<std::string, std::string> set_properties;
@@ -35,6 +44,7 @@ struct ExpireSnapshotsResult {
   int64_t retained_snapshots = 0;
   std::vector<std::string> deleted_files;     // (dry run: the files that would be deleted)
   std::vector<std::string> undeleted_files;   // deletes that failed after the commit (kept, named)
+  std::vector<std::string> left_files;        // not deleted: the time budget ran out (orphans now)
   std::vector<std::string> positions_kept;    // sink ids whose position was copied to the properties
 };
 

@@ -2,11 +2,16 @@
 
 #include <set>
 
+#include "lakesync/common/failpoint.h"
 #include "lakesync/common/logging.h"
+#include "lakesync/maintenance/budget.h"
 #include "lakesync/maintenance/referenced_files.h"
 
 namespace lakesync::maintenance {
 namespace {
+
+// Kill point for the crash tests: reached after each file deleted.
+constexpr char kFailpointOrphansAfterDelete[] = "remove-orphans.after-delete";
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -20,6 +25,7 @@ bool Bookkeeping(const std::string& location) {
 }  // namespace
 
 Result<RemoveOrphansResult> RemoveOrphans(table::Table& table, const RemoveOrphansOptions& options) {
+  const TimeBudget budget(options.max_duration);
   const iceberg::TableMetadata& m = *table.metadata();
   const io::FileIO& io = *table.io();
   std::set<std::string> referenced_raw, manifests_read;
@@ -52,7 +58,12 @@ Result<RemoveOrphansResult> RemoveOrphans(table::Table& table, const RemoveOrpha
   }
   if (!options.apply) return result;
   std::vector<std::string> deleted;
+  size_t tried = 0;
   for (const auto& f : result.orphans) {
+    if (tried++ > 0 && budget.Spent()) {
+      result.left.push_back(f);
+      continue;
+    }
     auto st = io.Delete(f);
     if (st.ok() || KindOf(st) == ErrorKind::kNotFound) {
       deleted.push_back(f);
@@ -60,6 +71,7 @@ Result<RemoveOrphansResult> RemoveOrphans(table::Table& table, const RemoveOrpha
       LS_LOG_WARN("remove-orphans on {}: could not delete {}: {}", table.name(), f, st.message());
       result.undeleted.push_back(f);
     }
+    Failpoint(kFailpointOrphansAfterDelete);
   }
   result.orphans = std::move(deleted);
   return result;

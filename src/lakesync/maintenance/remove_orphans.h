@@ -2,9 +2,14 @@
 // location that nothing in its metadata references — left by writers killed mid-commit, by other
 // engines, or by expiry that could not delete — older than a safety window, so that the files of a
 // write in progress (not referenced until its commit) are never taken. A dry run by default.
+//
+// Safe to kill at any point (tests/cli/test_expire_snapshots.py kills it after its first delete): it
+// deletes only files no metadata references, so a rerun lists what is left and finishes the job.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +20,9 @@ namespace lakesync::maintenance {
 struct RemoveOrphansOptions {
   int64_t older_than_ms = 0;  // only files last modified before this (epoch ms) are orphans
   bool apply = false;         // false: list them only
+  // Time budget (budget.h): deleting stops when it is spent (after at least one file); the orphans
+  // left are named in `left` and are still orphans for the next run. None: no limit.
+  std::optional<std::chrono::milliseconds> max_duration;
 };
 
 struct RemoveOrphansResult {
@@ -23,6 +31,7 @@ struct RemoveOrphansResult {
   int64_t orphan_bytes = 0;
   std::vector<std::string> too_young;        // unreferenced, but inside the safety window
   std::vector<std::string> undeleted;        // deletes that failed (named, left in place)
+  std::vector<std::string> left;             // not deleted: the time budget ran out
 };
 
 // Referenced: the current metadata file and those its log names, every snapshot's manifest list,

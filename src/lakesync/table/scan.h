@@ -41,6 +41,9 @@ struct ScanOptions {
   bool case_sensitive = true;
   int64_t batch_rows = 64 * 1024;
   bool with_file_and_pos = false;             // append _file and _pos
+  // Then append v3 row lineage: _row_id and _last_updated_sequence_number (iceberg/scan/
+  // data_file_reader.h says how they are inherited; null on tables before v3).
+  bool with_row_lineage = false;
   bool use_threads = true;                    // decode a file's columns in parallel
   // Row groups read ahead of the consumer on the engine's executor (0: twice the thread count);
   // memory is bounded by (read_ahead_units + 1) × one row group of the projected columns.

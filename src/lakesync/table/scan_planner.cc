@@ -209,6 +209,12 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(std::shared_ptr<Table> table,
     ARROW_ASSIGN_OR_RAISE(arrow_out, arrow_out->AddField(arrow_out->num_fields(),
                                                         arrow::field(kPosColumn, arrow::int64(), false)));
   }
+  if (options.with_row_lineage) {
+    for (const auto& f : iceberg::RowLineageFields()) {
+      ARROW_ASSIGN_OR_RAISE(auto field, iceberg::ToArrowField(f));
+      ARROW_ASSIGN_OR_RAISE(arrow_out, arrow_out->AddField(arrow_out->num_fields(), field));
+    }
+  }
   scan->output_schema_ = arrow_out;
   scan->state_ = state;
   scan->table_ = std::move(table);

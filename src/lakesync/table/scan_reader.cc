@@ -86,6 +86,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> TableScan::Open() {
   for (const auto& f : state_->output->fields()) read.columns.push_back(f.id);
   read.filter = state_->filter;
   read.with_file_and_pos = options_.with_file_and_pos;
+  read.with_row_lineage = options_.with_row_lineage;
   read.uuid_extension = true;
   read.batch_rows = options_.batch_rows;
   read.use_threads = options_.use_threads;

@@ -104,6 +104,11 @@ TEST(JobConfig, Durations) {
   EXPECT_FALSE(ParseDuration(nlohmann::json("m"), "k").ok());
   EXPECT_FALSE(ParseDuration(nlohmann::json(1.5), "k").ok());
   EXPECT_FALSE(ParseDuration(nlohmann::json(-3), "k").ok());
+  // Zero only where asked for (maintenance time budgets).
+  EXPECT_FALSE(ParseDuration(nlohmann::json("0"), "k").ok());
+  EXPECT_EQ(ParseDuration(nlohmann::json("0"), "k", /*allow_zero=*/true)->count(), 0);
+  EXPECT_EQ(ParseDuration(nlohmann::json(0), "k", /*allow_zero=*/true)->count(), 0);
+  EXPECT_FALSE(ParseDuration(nlohmann::json(-1), "k", /*allow_zero=*/true).ok());
 }
 
 // Found by the job_yaml fuzz harness: a byte that is not UTF-8 reached an error message built with

@@ -47,6 +47,24 @@ TEST(JobMaintenance, StepsWithTheirOptionsAndDefaults) {
   EXPECT_EQ(m.remove_orphans->older_than.count(), 3 * 24 * 3600);
   EXPECT_EQ(m.remove_orphans->every.count(), 12 * 3600);
   EXPECT_EQ(MaintenanceLastRunProperty("expire-snapshots"), "lakesync.maintenance.expire-snapshots.last-run-ms");
+  // Time budgets: 10 minutes per step unless said.
+  EXPECT_EQ(m.compact->max_duration, std::chrono::minutes(10));
+  EXPECT_EQ(m.expire_snapshots->max_duration, std::chrono::minutes(10));
+  EXPECT_EQ(m.remove_orphans->max_duration, std::chrono::minutes(10));
+}
+
+TEST(JobMaintenance, TimeBudgets) {
+  auto job = Parse(R"({compact: {when_file_count: 10, max_duration: 0}, expire_snapshots: {max_duration: 90s},
+    remove_orphans: {max_duration: 1h30m}})");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const auto& m = *job->maintenance;
+  EXPECT_EQ(m.compact->max_duration.count(), 0);
+  EXPECT_EQ(m.expire_snapshots->max_duration, std::chrono::seconds(90));
+  EXPECT_EQ(m.remove_orphans->max_duration, std::chrono::minutes(90));
+  EXPECT_NE(ErrorOf("{expire_snapshots: {max_duration: soon}}").find("maintenance.expire_snapshots.max_duration"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("{remove_orphans: {max_duration: -5}}").find("maintenance.remove_orphans.max_duration"),
+            std::string::npos);
 }
 
 TEST(JobMaintenance, ErrorsNameTheKey) {

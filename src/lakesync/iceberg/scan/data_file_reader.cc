@@ -157,6 +157,36 @@ Result<std::shared_ptr<arrow::Buffer>> AllLive(int64_t n) {
 
 }  // namespace
 
+std::vector<NestedField> RowLineageFields() {
+  return {NestedField{kRowIdFieldId, kRowIdColumn, false, Type::Long(), "", std::nullopt, std::nullopt},
+          NestedField{kLastUpdatedSequenceNumberFieldId, kLastUpdatedSequenceNumberColumn, false, Type::Long(), "",
+                      std::nullopt, std::nullopt}};
+}
+
+namespace {
+
+// One lineage column: the stored values where not null, else base + i (row ids: base = first_row_id
+// + the batch's first position, step 1) or base (sequence numbers, step 0); all null without a base.
+Result<std::shared_ptr<arrow::Array>> InheritLineage(const std::shared_ptr<arrow::Array>& stored, int64_t n,
+                                                     std::optional<int64_t> base, int64_t step) {
+  const auto* values = stored ? static_cast<const arrow::Int64Array*>(stored.get()) : nullptr;
+  if (values && values->null_count() == 0) return stored;
+  arrow::Int64Builder out;
+  ARROW_RETURN_NOT_OK(out.Reserve(n));
+  for (int64_t i = 0; i < n; ++i) {
+    if (values && values->IsValid(i)) {
+      out.UnsafeAppend(values->Value(i));
+    } else if (base) {
+      out.UnsafeAppend(*base + step * i);
+    } else {
+      out.UnsafeAppendNull();
+    }
+  }
+  return out.Finish();
+}
+
+}  // namespace
+
 Result<std::shared_ptr<const ScanContext>> ScanContext::Make(std::shared_ptr<io::FileIO> io,
                                                              const TableMetadata& metadata, SchemaPtr schema) {
   auto context = std::make_shared<ScanContext>();
@@ -212,6 +242,15 @@ Result<std::unique_ptr<DataFileReader>> DataFileReader::Open(std::shared_ptr<con
     read_index[f.id] = static_cast<int>(fields.size());
     fields.push_back(f);
   }
+  if (options.with_row_lineage) {
+    // Read as optional columns: a file without them reads nulls, which inherit (InheritLineage).
+    for (auto& f : RowLineageFields()) {
+      (f.id == kRowIdFieldId ? r->row_id_index_ : r->last_updated_index_) = static_cast<int>(fields.size());
+      fields.push_back(std::move(f));
+    }
+    r->first_row_id_ = file.first_row_id;
+    if (context->format_version >= 3) r->data_sequence_number_ = task.data_sequence_number;
+  }
   auto read_schema = std::make_shared<const Schema>(schema.schema_id(), fields);
   std::vector<NestedField> output_fields;
   for (int32_t id : options.columns) {
@@ -225,6 +264,12 @@ Result<std::unique_ptr<DataFileReader>> DataFileReader::Open(std::shared_ptr<con
                                                                          arrow::field(kFileColumn, arrow::utf8(), false)));
     ARROW_ASSIGN_OR_RAISE(r->output_schema_, r->output_schema_->AddField(r->output_schema_->num_fields(),
                                                                          arrow::field(kPosColumn, arrow::int64(), false)));
+  }
+  if (options.with_row_lineage) {
+    for (const auto& f : RowLineageFields()) {
+      ARROW_ASSIGN_OR_RAISE(auto field, ToArrowField(f));
+      ARROW_ASSIGN_OR_RAISE(r->output_schema_, r->output_schema_->AddField(r->output_schema_->num_fields(), field));
+    }
   }
 
   parquet_io::ParquetReadOptions read_options;
@@ -311,6 +356,14 @@ Result<std::optional<DataFileBatch>> DataFileReader::Process(const std::shared_p
     ARROW_ASSIGN_OR_RAISE(auto pos_array, positions.Finish());
     columns.push_back(path_array);
     columns.push_back(pos_array);
+  }
+  if (options_.with_row_lineage) {
+    std::optional<int64_t> first_id;
+    if (first_row_id_) first_id = *first_row_id_ + first;
+    ARROW_ASSIGN_OR_RAISE(auto ids, InheritLineage(read->column(row_id_index_), n, first_id, 1));
+    ARROW_ASSIGN_OR_RAISE(auto seqs, InheritLineage(read->column(last_updated_index_), n, data_sequence_number_, 0));
+    columns.push_back(std::move(ids));
+    columns.push_back(std::move(seqs));
   }
   auto batch = arrow::RecordBatch::Make(output_schema_, n, std::move(columns));
   DataFileBatch out;

@@ -41,6 +41,16 @@ namespace lakesync::iceberg {
 // Metadata columns a reader can add after the table columns.
 inline constexpr char kFileColumn[] = "_file";  // the data file's path (string)
 inline constexpr char kPosColumn[] = "_pos";    // the row's position in its data file (long)
+// v3 row lineage (spec "Row Lineage"): reserved field ids. A data file may store them as columns
+// (a rewrite copies them: maintenance/compact.cc); where a file has none or a value is null, the row
+// inherits: _row_id = the file's first_row_id + _pos, _last_updated_sequence_number = the file's
+// data sequence number. Null where nothing is inherited (tables before v3, files without first_row_id).
+inline constexpr char kRowIdColumn[] = "_row_id";
+inline constexpr int32_t kRowIdFieldId = 2147483540;
+inline constexpr char kLastUpdatedSequenceNumberColumn[] = "_last_updated_sequence_number";
+inline constexpr int32_t kLastUpdatedSequenceNumberFieldId = 2147483539;
+// The two as optional long fields (for writers that store them, and for readers).
+std::vector<NestedField> RowLineageFields();
 
 // What every task of one scan shares: immutable, except the delete loader's guarded caches.
 struct ScanContext {
@@ -71,6 +81,7 @@ struct DataFileReadOptions {
   // and after states of one file. Empty: the task's own deletes, as one state.
   std::vector<std::shared_ptr<const DeleteFilter>> delete_states;
   bool with_file_and_pos = false;  // append _file and _pos
+  bool with_row_lineage = false;   // then append _row_id and _last_updated_sequence_number
   bool uuid_extension = false;     // uuid columns as arrow.uuid (output that should say "uuid")
   int64_t batch_rows = 64 * 1024;
   bool use_threads = false;        // decode (and copy) a batch's columns in parallel
@@ -118,6 +129,9 @@ class DataFileReader {
   std::vector<std::shared_ptr<const DeleteFilter>> states_;
   std::unique_ptr<parquet_io::ParquetDataReader> reader_;
   std::vector<int> output_index_;  // read-batch column of each output column
+  int row_id_index_ = -1, last_updated_index_ = -1;  // read-batch columns of the stored lineage
+  std::optional<int64_t> first_row_id_;               // the file's (inherited) first_row_id
+  std::optional<int64_t> data_sequence_number_;       // v3 only: what null sequence numbers inherit
   std::shared_ptr<arrow::Schema> output_schema_;
 };
 
