@@ -123,7 +123,9 @@ void ExpectShardsMatchSequentialCollapse(int keys, int64_t memory_limit, bool ex
   std::vector<std::shared_ptr<arrow::Table>> rows, deletes;
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    if (i > 0) EXPECT_GT(r.index, results[i - 1].index) << "shards come in shard order";
+    if (i > 0) {
+      EXPECT_GT(r.index, results[i - 1].index) << "shards come in shard order";
+    }
     EXPECT_EQ(r.count, results.front().count);
     // Every key is in the shard plan::KeyShards names for it (one hash, one rule).
     for (const auto* tables : {&r.rows, &r.deletes}) {
