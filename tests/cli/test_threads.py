@@ -1,11 +1,13 @@
-"""Same input, same output, whatever the thread count (issue 15): `--threads 1` and `--threads 4` must
-write byte-identical data files and deletes, and read byte-identical scans, change feeds and
+"""Same input, same output, whatever the thread count (issue 15): `--threads 1`, `2` and `4` must
+write byte-identical data files and deletes (key shards collapsed and written in parallel, deletion
+vectors and delete files written in parallel), and read byte-identical scans, change feeds and
 changelogs. Tables are written with small row groups and files, so that reads and key resolution
 really split into many units of work.
 
 File names hold uuids, so files are compared by content: data files as the multiset of their bytes,
 deletion vectors as the Puffin blob bytes (read at the manifest entry's offset and size) keyed by
-the bytes of the data file they delete from, equality delete files by their bytes. Manifests are
+the bytes of the data file they delete from, equality delete files by their bytes, position delete
+files by their rows with each data file path replaced by that file's bytes. Manifests are
 read with fastavro, files with plain Python reads; `lakesync scan` output is compared byte for byte
 and checked against pyiceberg's read of the same table."""
 
@@ -103,22 +105,39 @@ def table_contents(cli: O.Cli, table: str) -> dict:
         elif f["content"] == 2:
             out["equality"].append(sha(Path(O.local_path(f["file_path"])).read_bytes()))
         elif f["content"] == 1:
-            out["positions"].append(f["file_path"])
-    for key in ("dvs", "equality"):
+            # A position delete file names data files by path (uuids): compare its rows with each
+            # path replaced by the bytes of the file it names (sorted: rows are in path order, and
+            # paths hold a random uuid per run).
+            deletes = pq.read_table(O.local_path(f["file_path"]))
+            rows = [(sha(data_bytes[p]), pos) for p, pos in zip(deletes["file_path"].to_pylist(),
+                                                               deletes["pos"].to_pylist())]
+            out["positions"].append(sha(repr(sorted(rows)).encode()))
+    for key in ("dvs", "equality", "positions"):
         out[key].sort()
     return out
 
 
-@pytest.mark.parametrize("layout", ["v3-dv", "v2-equality"])
-def test_apply_writes_the_same_files_with_1_and_4_threads(tmp_path, layout):
-    extra = {"v3-dv": (",format-version=3",), "v2-equality": (",format-version=2", "--delete-strategy", "equality")}
+# --sorter-memory-mb 1: key shards aim at a quarter of it (plan/change_collapser.h), so these batches
+# collapse in several key shards, in memory (the later batches) and after spilling (the first), and
+# each shard writes its own data files.
+LAYOUTS = {
+    "v3-dv": (",format-version=3", "--sorter-memory-mb", "1"),
+    "v3-dv-partitioned": (",format-version=3", "--partition-fields", "bucket(id, 4)", "--sorter-memory-mb", "1"),
+    "v2-position": (",format-version=2", "--sorter-memory-mb", "1"),
+    "v2-equality": (",format-version=2", "--delete-strategy", "equality", "--sorter-memory-mb", "1"),
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_apply_writes_the_same_files_with_1_2_and_4_threads(tmp_path, layout):
+    extra = LAYOUTS[layout]
     contents = {}
     scans = {}
-    for threads in (1, 4):
+    for threads in (1, 2, 4):
         work = tmp_path / f"t{threads}"
         work.mkdir()
         cli = O.Cli(work)
-        apply_all(cli, threads, work, "lake.t", *extra[layout])
+        apply_all(cli, threads, work, "lake.t", *extra)
         contents[threads] = table_contents(cli, "lake.t")
         for scan_threads in (1, 4):
             out = work / f"scan-{scan_threads}.parquet"
@@ -136,14 +155,17 @@ def test_apply_writes_the_same_files_with_1_and_4_threads(tmp_path, layout):
                     else:
                         live[key] = True
             assert sorted(got["id"].to_pylist()) == sorted(live)
-            if layout == "v3-dv":
+            if layout != "v2-equality":
                 expected = O.sql_catalog(cli).load_table("lake.t").scan().to_arrow()
                 assert got.sort_by("id").equals(expected.select(got.column_names).sort_by("id"))
     assert len(contents[1]["data"]) > 3, contents[1]  # the table really has many files
-    if layout == "v3-dv":
+    if layout.startswith("v3"):
         assert contents[1]["dvs"], "no deletion vectors were written"
+    elif layout == "v2-position":
+        assert contents[1]["positions"], "no position delete files were written"
     else:
         assert contents[1]["equality"], "no equality deletes were written"
+    assert contents[1] == contents[2]
     assert contents[1] == contents[4]
     assert len(set(scans.values())) == 1, "scan output differs between thread counts"
 

@@ -9,6 +9,7 @@
 
 #include "lakesync/plan/change_batch_preparer_internal.h"
 #include "lakesync/plan/collapse_kernel_internal.h"
+#include "lakesync/plan/key_shards.h"
 #include "lakesync/plan/spill_store_internal.h"
 
 namespace lakesync::plan {
@@ -21,6 +22,9 @@ constexpr int kMaxBuckets = 256;
 // Each re-split uses a new hash seed; past this depth a bucket is collapsed whatever its size (this
 // only happens when one key holds most of the bucket's changes).
 constexpr int kMaxDepth = 6;
+// Key shards aim at this much buffered change data each (or a quarter of the memory limit if less),
+// so that a large apply has work for several threads and a small one stays one shard (one data file).
+constexpr int64_t kShardTargetBytes = 32LL << 20;
 
 Status EnsureComputeKernels() {
   // Arrow's compute kernels live in their own library and must be registered once per process.
@@ -30,6 +34,117 @@ Status EnsureComputeKernels() {
 
 }  // namespace
 
+// One key shard: an in-memory slice of the changes, or a list of spilled buckets (re-split when one is
+// above the shard's memory, collapsed one at a time).
+class CollapseShard::Impl {
+ public:
+  Impl(int32_t index, int32_t count, const internal::CollapseLayout* layout, const CollapseOptions* options,
+       internal::SpillDirectory* spill_directory, int64_t memory_limit_bytes)
+      : index_(index),
+        count_(count),
+        layout_(layout),
+        options_(options),
+        spill_directory_(spill_directory),
+        memory_limit_bytes_(memory_limit_bytes) {}
+
+  Result<std::optional<CollapsedPart>> NextPart();
+
+  int32_t index_;
+  int32_t count_;
+  CollapseStats stats_;
+  std::shared_ptr<arrow::RecordBatch> in_memory_;  // null once collapsed, or when spilled
+  std::vector<internal::SpillBucket> pending_;     // processed from the back
+
+ private:
+  Result<std::optional<CollapsedPart>> Emit(const std::shared_ptr<arrow::RecordBatch>& prepared);
+  Status Resplit(const internal::SpillBucket& bucket);
+
+  const internal::CollapseLayout* layout_;
+  const CollapseOptions* options_;
+  internal::SpillDirectory* spill_directory_;
+  int64_t memory_limit_bytes_;
+};
+
+namespace {
+
+void RemoveFile(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);  // the directory removal retries; a leftover is not an error
+}
+
+// The number of key shards for `bytes` of buffered changes (change_collapser.h, "Key shards"): a
+// function of the input and the memory limit only, so the output does not depend on the threads.
+int32_t ShardCount(int64_t bytes, int64_t memory_limit_bytes) {
+  const int64_t target = std::max<int64_t>(1, std::min<int64_t>(kShardTargetBytes, memory_limit_bytes / 4));
+  int32_t shards = 1;
+  while (shards < kInitialBuckets && static_cast<int64_t>(shards) * target < bytes) shards *= 2;
+  return shards;
+}
+
+}  // namespace
+
+Status CollapseShard::Impl::Resplit(const internal::SpillBucket& bucket) {
+  const int wanted = static_cast<int>(std::min<int64_t>(
+      kMaxBuckets, std::max<int64_t>(2, 2 * bucket.bytes / std::max<int64_t>(1, memory_limit_bytes_) + 1)));
+  internal::BucketWriter writer(spill_directory_, layout_->prepared_schema, layout_->key_output_positions, wanted,
+                                internal::SpillSeed(bucket.depth + 1), bucket.depth + 1);
+  ARROW_RETURN_NOT_OK(internal::ForEachSpilledBatch(
+      bucket, layout_->prepared_schema,
+      [&](std::shared_ptr<arrow::RecordBatch> batch) { return writer.Write(batch); }));
+  ARROW_ASSIGN_OR_RAISE(auto buckets, writer.Close());
+  stats_.spilled_bytes += writer.bytes_written();
+  RemoveFile(bucket.path);
+  // Processed from the back: the children go in reverse so that they are collapsed in bucket order.
+  for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {
+    // A split that moved every row into one bucket cannot get smaller (one dominant key): collapse it.
+    if (it->rows == bucket.rows) it->depth = kMaxDepth;
+    pending_.push_back(std::move(*it));
+  }
+  return Status::OK();
+}
+
+Result<std::optional<CollapsedPart>> CollapseShard::Impl::Emit(const std::shared_ptr<arrow::RecordBatch>& prepared) {
+  ARROW_ASSIGN_OR_RAISE(auto result, internal::CollapseInMemory(prepared, layout_->key_output_positions,
+                                                                layout_->output_schema, options_->upsert));
+  const int64_t written = result.part.rows->num_rows();
+  stats_.keys += result.keys;
+  stats_.rows_to_write += written;
+  stats_.keys_to_delete += result.part.deletes->num_rows();
+  stats_.collapsed_away += prepared->num_rows() - written;
+  if (written == 0 && result.part.deletes->num_rows() == 0) return std::optional<CollapsedPart>();
+  return std::optional<CollapsedPart>(std::move(result.part));
+}
+
+Result<std::optional<CollapsedPart>> CollapseShard::Impl::NextPart() {
+  if (in_memory_) {
+    auto batch = std::move(in_memory_);
+    in_memory_.reset();
+    LS_ASSIGN_OR_RAISE_CTX(auto part, Emit(batch), "collapsing changes of {}", options_->source_name);
+    if (part) return part;
+  }
+  while (!pending_.empty()) {
+    internal::SpillBucket bucket = std::move(pending_.back());
+    pending_.pop_back();
+    if (bucket.bytes > memory_limit_bytes_ && bucket.depth < kMaxDepth && bucket.rows > 1) {
+      LS_RETURN_NOT_OK_CTX(Resplit(bucket), "re-splitting spilled changes of {}", options_->source_name);
+      continue;
+    }
+    LS_ASSIGN_OR_RAISE_CTX(auto batch, internal::ReadBucket(bucket, layout_->prepared_schema),
+                           "collapsing spilled changes of {}", options_->source_name);
+    RemoveFile(bucket.path);
+    LS_ASSIGN_OR_RAISE_CTX(auto part, Emit(batch), "collapsing spilled changes of {}", options_->source_name);
+    if (part) return part;
+  }
+  return std::optional<CollapsedPart>();
+}
+
+CollapseShard::CollapseShard(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CollapseShard::~CollapseShard() = default;
+Result<std::optional<CollapsedPart>> CollapseShard::NextPart() { return impl_->NextPart(); }
+const CollapseStats& CollapseShard::stats() const { return impl_->stats_; }
+int32_t CollapseShard::index() const { return impl_->index_; }
+int32_t CollapseShard::count() const { return impl_->count_; }
+
 class ChangeCollapser::Impl {
  public:
   Impl(internal::CollapseLayout layout, CollapseOptions options)
@@ -37,28 +152,30 @@ class ChangeCollapser::Impl {
 
   Status Add(const std::shared_ptr<arrow::RecordBatch>& batch);
   Result<std::optional<CollapsedPart>> NextPart();
+  Result<std::vector<std::shared_ptr<CollapseShard>>> TakeShards();
+  bool has_shards() const { return shards_.has_value(); }
+  void taken_by_caller() { taken_by_caller_ = true; }
   const internal::CollapseLayout& layout() const { return preparer_.layout(); }
+  CollapseStats stats() const;
 
   CollapseStats stats_;
   arrow::RecordBatchVector dead_letters_;
 
  private:
   Status Spill();
-  Status FinishAdding();
-  Result<std::optional<CollapsedPart>> Emit(const std::shared_ptr<arrow::RecordBatch>& prepared);
-  Status Resplit(const internal::SpillBucket& bucket);
-  void RemoveFile(const std::string& path);
 
   CollapseOptions options_;
   internal::ChangePreparer preparer_;
   int64_t rows_seen_ = 0;
   bool adding_ = true;
-  bool in_memory_done_ = false;
   arrow::RecordBatchVector buffered_;
   int64_t buffered_bytes_ = 0;
   std::unique_ptr<internal::SpillDirectory> spill_directory_;
   std::unique_ptr<internal::BucketWriter> bucket_writer_;
-  std::vector<internal::SpillBucket> pending_;  // processed from the back
+  // Taken (TakeShards), or made by NextPart, which then walks them in order.
+  std::optional<std::vector<std::shared_ptr<CollapseShard>>> shards_;
+  size_t next_shard_ = 0;
+  bool taken_by_caller_ = false;
 };
 
 Status ChangeCollapser::Impl::Add(const std::shared_ptr<arrow::RecordBatch>& batch) {
@@ -118,92 +235,88 @@ Status ChangeCollapser::Impl::Spill() {
   return Status::OK();
 }
 
-Status ChangeCollapser::Impl::FinishAdding() {
+Result<std::vector<std::shared_ptr<CollapseShard>>> ChangeCollapser::Impl::TakeShards() {
+  if (shards_) return InvalidArgument("the changes of {} were already split into shards", options_.source_name);
   adding_ = false;
-  if (!bucket_writer_) return Status::OK();
-  ARROW_RETURN_NOT_OK(Spill());
+  std::vector<std::shared_ptr<CollapseShard>> shards;
+  auto make_shard = [&](int32_t index, int32_t count, int64_t limit) {
+    shards.push_back(std::make_shared<CollapseShard>(std::make_unique<CollapseShard::Impl>(
+        index, count, &layout(), &options_, spill_directory_.get(), limit)));
+    return shards.back()->impl();
+  };
+  if (!bucket_writer_) {
+    // Nothing spilled: the changes in memory, split by key shard.
+    if (!buffered_.empty()) {
+      std::shared_ptr<arrow::RecordBatch> all = buffered_.front();
+      if (buffered_.size() > 1) {
+        LS_ASSIGN_OR_RAISE_CTX(all, arrow::ConcatenateRecordBatches(buffered_), "collapsing changes of {}",
+                               options_.source_name);
+      }
+      buffered_.clear();
+      const int32_t count = ShardCount(buffered_bytes_, options_.memory_limit_bytes);
+      buffered_bytes_ = 0;
+      const int64_t limit = options_.memory_limit_bytes / count;
+      if (count == 1) {
+        make_shard(0, 1, limit)->in_memory_ = std::move(all);
+      } else {
+        std::vector<std::string> key_names;
+        for (int p : layout().key_output_positions) key_names.push_back(layout().prepared_schema->field(p)->name());
+        LS_ASSIGN_OR_RAISE_CTX(auto split, SplitByKeyShard(all, key_names, count), "collapsing changes of {}",
+                               options_.source_name);
+        all.reset();
+        for (auto& [index, rows] : split) make_shard(index, count, limit)->in_memory_ = std::move(rows);
+      }
+    }
+    shards_ = shards;
+    return shards;
+  }
+  LS_RETURN_NOT_OK_CTX(Spill(), "spilling changes of {}", options_.source_name);
   const int64_t written_before = bucket_writer_->bytes_written();
-  ARROW_ASSIGN_OR_RAISE(pending_, bucket_writer_->Close());
+  LS_ASSIGN_OR_RAISE_CTX(auto buckets, bucket_writer_->Close(), "spilling changes of {}", options_.source_name);
   stats_.spilled_bytes += bucket_writer_->bytes_written() - written_before;  // the files' footers
   bucket_writer_.reset();
-  std::reverse(pending_.begin(), pending_.end());
-  return Status::OK();
-}
-
-void ChangeCollapser::Impl::RemoveFile(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::remove(path, ec);  // the directory removal retries; a leftover is not an error
-}
-
-Status ChangeCollapser::Impl::Resplit(const internal::SpillBucket& bucket) {
-  const int wanted = static_cast<int>(std::min<int64_t>(
-      kMaxBuckets, std::max<int64_t>(2, 2 * bucket.bytes / std::max<int64_t>(1, options_.memory_limit_bytes) + 1)));
-  internal::BucketWriter writer(spill_directory_.get(), layout().prepared_schema, layout().key_output_positions,
-                                wanted, internal::SpillSeed(bucket.depth + 1), bucket.depth + 1);
-  ARROW_RETURN_NOT_OK(internal::ForEachSpilledBatch(
-      bucket, layout().prepared_schema,
-      [&](std::shared_ptr<arrow::RecordBatch> batch) { return writer.Write(batch); }));
-  ARROW_ASSIGN_OR_RAISE(auto buckets, writer.Close());
-  stats_.spilled_bytes += writer.bytes_written();
-  RemoveFile(bucket.path);
-  for (auto& child : buckets) {
-    // A split that moved every row into one bucket cannot get smaller (one dominant key): collapse it.
-    if (child.rows == bucket.rows) child.depth = kMaxDepth;
-    pending_.push_back(std::move(child));
+  int64_t bytes = 0;
+  for (const auto& b : buckets) bytes += b.bytes;
+  // The first buckets are key-shard hash ranges (SpillSeed(0) is the key-shard seed): shard s of
+  // `count` (a power of two ≤ kInitialBuckets) is buckets [s·k, (s+1)·k) with k = kInitialBuckets / count.
+  const int32_t count = ShardCount(bytes, options_.memory_limit_bytes);
+  const int64_t limit = std::max<int64_t>(1, options_.memory_limit_bytes / count);
+  CollapseShard::Impl* current = nullptr;
+  for (auto& b : buckets) {
+    const int32_t index = b.index / (kInitialBuckets / count);
+    if (!current || current->index_ != index) current = make_shard(index, count, limit);
+    current->pending_.push_back(std::move(b));
   }
-  return Status::OK();
-}
-
-Result<std::optional<CollapsedPart>> ChangeCollapser::Impl::Emit(
-    const std::shared_ptr<arrow::RecordBatch>& prepared) {
-  ARROW_ASSIGN_OR_RAISE(auto result, internal::CollapseInMemory(prepared, layout().key_output_positions,
-                                                                layout().output_schema, options_.upsert));
-  const int64_t written = result.part.rows->num_rows();
-  stats_.keys += result.keys;
-  stats_.rows_to_write += written;
-  stats_.keys_to_delete += result.part.deletes->num_rows();
-  stats_.collapsed_away += prepared->num_rows() - written;
-  if (written == 0 && result.part.deletes->num_rows() == 0) return std::optional<CollapsedPart>();
-  return std::optional<CollapsedPart>(std::move(result.part));
+  for (auto& shard : shards) std::reverse(shard->impl()->pending_.begin(), shard->impl()->pending_.end());
+  shards_ = shards;
+  return shards;
 }
 
 Result<std::optional<CollapsedPart>> ChangeCollapser::Impl::NextPart() {
-  if (adding_) {
-    LS_RETURN_NOT_OK_CTX(FinishAdding(), "spilling changes of {}", options_.source_name);
-  }
-  if (!spill_directory_) {
-    // Nothing spilled: everything is one in-memory part.
-    if (in_memory_done_ || buffered_.empty()) {
-      in_memory_done_ = true;
-      return std::optional<CollapsedPart>();
-    }
-    in_memory_done_ = true;
-    std::shared_ptr<arrow::RecordBatch> all = buffered_.front();
-    if (buffered_.size() > 1) {
-      LS_ASSIGN_OR_RAISE_CTX(all, arrow::ConcatenateRecordBatches(buffered_), "collapsing changes of {}",
-                             options_.source_name);
-    }
-    buffered_.clear();
-    buffered_bytes_ = 0;
-    LS_ASSIGN_OR_RAISE_CTX(auto part, Emit(all), "collapsing changes of {}", options_.source_name);
-    return part;
-  }
-  while (!pending_.empty()) {
-    internal::SpillBucket bucket = std::move(pending_.back());
-    pending_.pop_back();
-    if (bucket.bytes > options_.memory_limit_bytes && bucket.depth < kMaxDepth && bucket.rows > 1) {
-      LS_RETURN_NOT_OK_CTX(Resplit(bucket), "re-splitting spilled changes of {}", options_.source_name);
-      continue;
-    }
-    LS_ASSIGN_OR_RAISE_CTX(auto batch, internal::ReadBucket(bucket, layout().prepared_schema),
-                           "collapsing spilled changes of {}", options_.source_name);
-    RemoveFile(bucket.path);
-    LS_ASSIGN_OR_RAISE_CTX(auto part, Emit(batch), "collapsing spilled changes of {}", options_.source_name);
+  if (taken_by_caller_) return InvalidArgument("changes of {}: NextPart after TakeShards", options_.source_name);
+  if (!shards_) ARROW_RETURN_NOT_OK(TakeShards().status());
+  while (next_shard_ < shards_->size()) {
+    ARROW_ASSIGN_OR_RAISE(auto part, (*shards_)[next_shard_]->NextPart());
     if (part) return part;
+    ++next_shard_;
   }
   spill_directory_.reset();  // every bucket is done: remove the directory now, not at destruction
-  in_memory_done_ = true;
   return std::optional<CollapsedPart>();
+}
+
+CollapseStats ChangeCollapser::Impl::stats() const {
+  CollapseStats s = stats_;
+  if (shards_) {
+    for (const auto& shard : *shards_) {
+      const auto& t = shard->stats();
+      s.keys += t.keys;
+      s.rows_to_write += t.rows_to_write;
+      s.keys_to_delete += t.keys_to_delete;
+      s.collapsed_away += t.collapsed_away;
+      s.spilled_bytes += t.spilled_bytes;
+    }
+  }
+  return s;
 }
 
 ChangeCollapser::ChangeCollapser(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -226,7 +339,13 @@ Status ChangeCollapser::Add(const std::shared_ptr<arrow::RecordBatch>& changes) 
 
 Result<std::optional<CollapsedPart>> ChangeCollapser::NextPart() { return impl_->NextPart(); }
 
-const CollapseStats& ChangeCollapser::stats() const { return impl_->stats_; }
+Result<std::vector<std::shared_ptr<CollapseShard>>> ChangeCollapser::TakeShards() {
+  if (impl_->has_shards()) return InvalidArgument("the changes were already split into shards");
+  impl_->taken_by_caller();
+  return impl_->TakeShards();
+}
+
+CollapseStats ChangeCollapser::stats() const { return impl_->stats(); }
 
 const std::shared_ptr<arrow::Schema>& ChangeCollapser::output_schema() const { return impl_->layout().output_schema; }
 

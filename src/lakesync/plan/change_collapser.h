@@ -30,7 +30,19 @@
 // part's size (a concatenated copy plus the sort indices) besides the output. Dead letters stay in
 // memory and are not counted against the limit.
 //
-// A collapser serves one commit of one table and is not thread-safe.
+// Key shards (parallel collapsing). After the last Add, TakeShards splits the changes into independent
+// slices of the key space by the key-shard hash (plan/key_shards.h), which callers collapse on
+// different threads and consume in shard order. The number of shards depends only on the input and
+// the memory limit, never on the thread count, so what is written is the same for every thread count:
+//   target = min(32 MiB, memory_limit_bytes / 4)
+//   shards = the smallest power of two ≥ buffered bytes / target, at most 32
+// (buffered bytes: the changes in memory, or the first spill's files when spilled). Each shard gets
+// memory_limit_bytes / shards: a spilled bucket above it is split again before it is collapsed, so
+// shards in flight together hold at most memory_limit_bytes of changes (each collapse needs about
+// twice its bucket, as above), whatever the number of threads.
+//
+// A collapser serves one commit of one table and is not thread-safe; its shards may each be used on
+// a thread of their own, but must not outlive the collapser.
 #pragma once
 
 #include <arrow/type_fwd.h>
@@ -98,6 +110,33 @@ struct CollapsedPart {
   std::vector<bool> delete_is_old_image;
 };
 
+class ChangeCollapser;
+
+// One key shard of a collapser's changes (ChangeCollapser::TakeShards): all changes of its keys and no
+// others. Not thread-safe itself; different shards of one collapser may be used at the same time.
+class CollapseShard {
+ public:
+  ~CollapseShard();
+  CollapseShard(const CollapseShard&) = delete;
+  CollapseShard& operator=(const CollapseShard&) = delete;
+
+  // The shard's next collapsed part; nullopt when done. Errors: as ChangeCollapser::NextPart.
+  Result<std::optional<CollapsedPart>> NextPart();
+  // What this shard's parts added: keys, rows_to_write, keys_to_delete, collapsed_away and the bytes
+  // of its re-splits (spilled_bytes). ChangeCollapser::stats() includes them.
+  const CollapseStats& stats() const;
+  int32_t index() const;  // its shard number, in [0, count())
+  int32_t count() const;  // how many key shards the changes were split into (empty ones included)
+
+  // Made by ChangeCollapser only (Impl is private to it).
+  class Impl;
+  explicit CollapseShard(std::unique_ptr<Impl> impl);
+  Impl* impl() const { return impl_.get(); }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 class ChangeCollapser {
  public:
   // Errors: InvalidArgument naming the column when a key, sequence, change type or output column is
@@ -117,10 +156,17 @@ class ChangeCollapser {
   // The next collapsed part, after the last Add; nullopt when all parts were returned. Parts with
   // neither rows nor deletes are skipped, so a commit without changes yields no part.
   // Errors: IOError/Corrupt reading spill files; errors of Arrow's compute kernels with context.
+  // Parts come shard by shard (TakeShards), in shard order. Do not mix with TakeShards.
   Result<std::optional<CollapsedPart>> NextPart();
 
-  // Counters; keys, rows_to_write, keys_to_delete and collapsed_away grow as parts are returned.
-  const CollapseStats& stats() const;
+  // Ends adding and returns the non-empty key shards in shard order (see "Key shards" above); empty
+  // when there are no changes to collapse. Errors: IOError finishing the spill files; InvalidArgument
+  // when called twice or after NextPart.
+  Result<std::vector<std::shared_ptr<CollapseShard>>> TakeShards();
+
+  // Counters; keys, rows_to_write, keys_to_delete and collapsed_away grow as parts are returned (by
+  // NextPart or by the shards'). Not while shards are being collapsed on other threads.
+  CollapseStats stats() const;
   // Schema of `rows` and `deletes`.
   const std::shared_ptr<arrow::Schema>& output_schema() const;
   // Rows that could not be applied: every input column in its input type plus an "_error" string

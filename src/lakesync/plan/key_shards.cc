@@ -6,13 +6,6 @@
 #include "lakesync/plan/key_view_internal.h"
 
 namespace lakesync::plan {
-namespace {
-
-// Fixed: every process of a job must place a key in the same shard.
-constexpr uint64_t kShardSeed = 0x6c616b6573796e63ULL;  // "lakesync"
-
-}  // namespace
-
 Result<std::vector<int32_t>> KeyShards(const arrow::RecordBatch& batch, const std::vector<std::string>& key_columns,
                                        int32_t num_shards) {
   if (num_shards < 1) return InvalidArgument("num_shards must be at least 1, got {}", num_shards);
@@ -37,10 +30,8 @@ Result<std::vector<int32_t>> KeyShards(const arrow::RecordBatch& batch, const st
   std::vector<int32_t> shards(static_cast<size_t>(batch.num_rows()), 0);
   if (num_shards == 1 || batch.num_rows() == 0) return shards;
   ARROW_ASSIGN_OR_RAISE(auto view, iceberg::KeyColumns::Make(columns));
-  const auto hashes = view.HashRows(kShardSeed);
-  for (size_t i = 0; i < hashes.size(); ++i) {
-    shards[i] = null_row[i] ? 0 : static_cast<int32_t>(hashes[i] % static_cast<uint64_t>(num_shards));
-  }
+  const auto hashes = view.HashRows(kKeyShardSeed);
+  for (size_t i = 0; i < hashes.size(); ++i) shards[i] = null_row[i] ? 0 : ShardOfHash(hashes[i], num_shards);
   return shards;
 }
 

@@ -22,6 +22,18 @@
 
 namespace lakesync::plan {
 
+// The fixed seed of the key-shard hash (iceberg::KeyColumns::HashRows): every process of a job, and
+// every thread of one, must place a key in the same shard.
+inline constexpr uint64_t kKeyShardSeed = 0x6c616b6573796e63ULL;  // "lakesync"
+
+// The shard of a key hash: (hash × num_shards) >> 64, i.e. shard s covers the hash range
+// [s/num_shards, (s+1)/num_shards). So when n divides m, shard s of n is exactly the union of shards
+// [s·m/n, (s+1)·m/n) of m: the collapser's first spill buckets (plan/spill_store, 32 of them, seeded
+// with kKeyShardSeed) group into key shards without reading the changes again.
+inline int32_t ShardOfHash(uint64_t hash, int32_t num_shards) {
+  return static_cast<int32_t>((static_cast<unsigned __int128>(hash) * static_cast<uint64_t>(num_shards)) >> 64);
+}
+
 // One shard number in [0, num_shards) per row. Rows with a null key value go to shard 0 (the
 // collapser of that shard then reports them like any invalid row). Dictionary-encoded key columns
 // are decoded first, so an encoded and a plain batch of the same keys agree.

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "lakesync/plan/key_shards.h"
 #include "lakesync/plan/key_view_internal.h"
 
 namespace lakesync::plan::internal {
@@ -36,7 +37,11 @@ Result<std::shared_ptr<arrow::Array>> Restore(std::shared_ptr<arrow::Array> arra
 
 }  // namespace
 
-uint64_t SpillSeed(int depth) { return 0x2545f4914f6cdd1dULL * static_cast<uint64_t>(depth + 1); }
+// Depth 0 is the key-shard hash itself (plan/key_shards.h), so that the first buckets group into key
+// shards; deeper splits use seeds of their own.
+uint64_t SpillSeed(int depth) {
+  return depth == 0 ? kKeyShardSeed : 0x2545f4914f6cdd1dULL * static_cast<uint64_t>(depth + 1);
+}
 
 Result<std::unique_ptr<SpillDirectory>> SpillDirectory::Create(const std::string& parent) {
   std::error_code ec;
@@ -86,6 +91,7 @@ Status BucketWriter::WriteTo(int bucket, const std::shared_ptr<arrow::RecordBatc
     sink = std::make_unique<Sink>();
     sink->bucket.path = directory_->NewFilePath();
     sink->bucket.depth = depth_;
+    sink->bucket.index = bucket;
     LS_ASSIGN_OR_RAISE_CTX(sink->stream, arrow::io::FileOutputStream::Open(sink->bucket.path),
                            "opening spill file {}", sink->bucket.path);
     LS_ASSIGN_OR_RAISE_CTX(sink->writer, arrow::ipc::MakeFileWriter(sink->stream, schema_),
@@ -108,7 +114,7 @@ Status BucketWriter::Write(const std::shared_ptr<arrow::RecordBatch>& batch) {
   if (n == 0) return Status::OK();
   if (count_ == 1) return WriteTo(0, batch);
   std::vector<std::shared_ptr<arrow::Array>> keys;
-  for (int position : key_positions_) keys.push_back(batch->column(position));
+  for (int position : key_positions_) keys.push_back(StorageArray(batch->column(position)));  // as KeyShards
   ARROW_ASSIGN_OR_RAISE(auto view, iceberg::KeyColumns::Make(keys));
   const std::vector<uint64_t> hashes = view.HashRows(seed_);
 
@@ -116,7 +122,7 @@ Status BucketWriter::Write(const std::shared_ptr<arrow::RecordBatch>& batch) {
   std::vector<int32_t> bucket_of(n);
   std::vector<int64_t> starts(count_ + 1, 0);
   for (int64_t i = 0; i < n; ++i) {
-    bucket_of[i] = static_cast<int32_t>((static_cast<unsigned __int128>(hashes[i]) * count_) >> 64);
+    bucket_of[i] = ShardOfHash(hashes[i], count_);
     ++starts[bucket_of[i] + 1];
   }
   for (int b = 0; b < count_; ++b) starts[b + 1] += starts[b];

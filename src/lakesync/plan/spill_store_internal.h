@@ -5,6 +5,7 @@
 
 #include <arrow/type_fwd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,6 +21,7 @@ struct SpillBucket {
   int64_t bytes = 0;  // file size
   int64_t rows = 0;
   int depth = 0;      // how many partitionings produced it (0: the first)
+  int32_t index = 0;  // its bucket number among the `count` of the partitioning that produced it
 };
 
 class SpillDirectory {
@@ -31,13 +33,13 @@ class SpillDirectory {
   SpillDirectory(const SpillDirectory&) = delete;
   SpillDirectory& operator=(const SpillDirectory&) = delete;
 
-  std::string NewFilePath();
+  std::string NewFilePath();  // safe from several threads (key shards re-split in parallel)
   const std::string& path() const { return path_; }
 
  private:
   explicit SpillDirectory(std::string path) : path_(std::move(path)) {}
   std::string path_;
-  int64_t next_file_ = 0;
+  std::atomic<int64_t> next_file_{0};
 };
 
 // Writes batches into `count` bucket files by key hash. Files are created on first use.

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <set>
@@ -19,6 +20,7 @@
 #include <utility>
 
 #include "lakesync/catalog/buffered_commits.h"
+#include "lakesync/common/executor.h"
 #include "lakesync/common/failpoint.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/formats/tabular/tabular.h"
@@ -596,33 +598,78 @@ Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const Appl
     auto writer_options = table::DataWriterOptionsFor(*table);
     writer_options.schema = dest.write_schema();
     for (const auto& [k, v] : config_.write_properties) writer_options.properties[k] = v;
-    ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::RollingDataWriter::Make(writer_options));
-    Status st = [&]() -> Status {
-      while (true) {
-        ARROW_ASSIGN_OR_RAISE(auto part, dest.collapser->NextPart());
-        if (!part) break;
-        arrow::TableBatchReader rows(*part->rows);
-        std::shared_ptr<arrow::RecordBatch> batch;
+    // One operation id for the apply; each key shard's writer is a task of its own (task id = shard
+    // number), so file names are distinct and do not depend on which thread wrote them.
+    writer_options.operation_id = iceberg::RandomUuid();
+    // Key shards (plan/change_collapser.h) are collapsed and written side by side on the executor,
+    // each into data files of its own, and gathered in shard order: the files are the same whatever
+    // the thread count, and the shards in flight share sorter_memory_mb between them.
+    LS_ASSIGN_OR_RAISE_CTX(auto shards, dest.collapser->TakeShards(), "applying changes to {}", dest.name);
+    struct ShardOutput {
+      std::vector<iceberg::DataFile> files;
+      std::vector<std::shared_ptr<arrow::Table>> delete_images;
+      std::vector<bool> delete_is_old_image;
+    };
+    std::mutex started_mutex;
+    std::vector<std::string> started;  // every file a shard began: deleted if any shard fails
+    auto stage_shard = [&](size_t i) -> Result<ShardOutput> {
+      plan::CollapseShard& shard = *shards[i];
+      auto options_for_shard = writer_options;
+      options_for_shard.task_id = shard.index();
+      ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::RollingDataWriter::Make(options_for_shard));
+      auto keep_for_cleanup = [&](std::vector<std::string> paths) {
+        std::lock_guard lock(started_mutex);
+        started.insert(started.end(), paths.begin(), paths.end());
+      };
+      ShardOutput out;
+      Status st = [&]() -> Status {
         while (true) {
-          ARROW_RETURN_NOT_OK(rows.ReadNext(&batch));
-          if (!batch) break;
-          ARROW_ASSIGN_OR_RAISE(auto conformed, tabular::ConformBatch(batch, dest.table_arrow, options.source_name));
-          ARROW_RETURN_NOT_OK(writer->Write(conformed));
+          ARROW_ASSIGN_OR_RAISE(auto part, shard.NextPart());
+          if (!part) break;
+          arrow::TableBatchReader rows(*part->rows);
+          std::shared_ptr<arrow::RecordBatch> batch;
+          while (true) {
+            ARROW_RETURN_NOT_OK(rows.ReadNext(&batch));
+            if (!batch) break;
+            ARROW_ASSIGN_OR_RAISE(auto conformed, tabular::ConformBatch(batch, dest.table_arrow, options.source_name));
+            ARROW_RETURN_NOT_OK(writer->Write(conformed));
+          }
+          if (part->deletes->num_rows() > 0) {
+            out.delete_images.push_back(part->deletes);
+            out.delete_is_old_image.insert(out.delete_is_old_image.end(), part->delete_is_old_image.begin(),
+                                           part->delete_is_old_image.end());
+          }
         }
-        if (part->deletes->num_rows() > 0) {
-          delete_images.push_back(part->deletes);
-          delete_is_old_image.insert(delete_is_old_image.end(), part->delete_is_old_image.begin(),
-                                     part->delete_is_old_image.end());
-        }
+        return Status::OK();
+      }();
+      if (!st.ok()) {
+        keep_for_cleanup(writer->Abort());
+        return st;
       }
-      return Status::OK();
-    }();
-    if (!st.ok()) {
-      for (const auto& f : writer->Abort()) dest.written.push_back(f);
+      auto closed = writer->Close();
+      if (!closed.ok()) {
+        keep_for_cleanup(writer->Abort());
+        return closed.status();
+      }
+      std::vector<std::string> paths;
+      for (const auto& f : *closed) paths.push_back(f.file_path);
+      keep_for_cleanup(std::move(paths));
+      out.files = std::move(*closed);
+      return out;
+    };
+    auto outputs = ParallelMap<ShardOutput>(shards.size(), stage_shard);
+    if (!outputs.ok()) {
+      // ParallelMap waited for every shard in flight: `started` is complete.
+      dest.written.insert(dest.written.end(), started.begin(), started.end());
       delete_all(dest.written);
-      return st;
+      return outputs.status();
     }
-    ARROW_ASSIGN_OR_RAISE(data_files, writer->Close());
+    for (auto& out : *outputs) {
+      for (auto& f : out.files) data_files.push_back(std::move(f));
+      for (auto& d : out.delete_images) delete_images.push_back(std::move(d));
+      delete_is_old_image.insert(delete_is_old_image.end(), out.delete_is_old_image.begin(),
+                                 out.delete_is_old_image.end());
+    }
   }
   for (const auto& f : data_files) {
     dest.written.push_back(f.file_path);
@@ -662,27 +709,35 @@ Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const Appl
     ARROW_ASSIGN_OR_RAISE(auto splitter, iceberg::PartitionSplitter::Make(schema, m.Spec()));
     ARROW_ASSIGN_OR_RAISE(auto batch, equality_deletes->CombineChunksToBatch());
     ARROW_ASSIGN_OR_RAISE(auto groups, splitter->Split(batch));
+    // One file per partition, written in parallel on the executor; locations are chosen (and
+    // recorded for cleanup) in partition order first, so nothing depends on the thread count.
     iceberg::FileNamer namer(table::DataLocation(m), 0, 0);
+    std::vector<std::string> locations;
     for (const auto& g : groups) {
-      iceberg::EqualityDeleteWriterOptions eq;
-      eq.table_schema = schema;
-      eq.equality_field_ids = ids;
-      eq.location = namer.NewLocation(m.Spec()->PartitionPath(*schema, g.partition), true);
-      eq.output_factory = table->Outputs();
-      eq.spec_id = m.Spec()->spec_id();
-      eq.partition = g.partition;
-      eq.properties = m.properties;
-      ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::EqualityDeleteWriter::Make(eq));
-      dest.written.push_back(eq.location);
-      // The key columns, in the delete schema's order and types.
-      ARROW_ASSIGN_OR_RAISE(auto key_arrow, iceberg::ToArrowSchema(*writer->delete_schema()));
-      arrow::ArrayVector key_arrays;
-      for (const auto& f : key_arrow->fields()) key_arrays.push_back(g.rows->GetColumnByName(f->name()));
-      ARROW_RETURN_NOT_OK(writer->Write(arrow::RecordBatch::Make(key_arrow, g.rows->num_rows(), key_arrays)));
-      ARROW_ASSIGN_OR_RAISE(auto file, writer->Close());
-      staged.equality_deleted += file.record_count;
-      staged.equality_files.push_back(std::move(file));
+      locations.push_back(namer.NewLocation(m.Spec()->PartitionPath(*schema, g.partition), true));
+      dest.written.push_back(locations.back());
     }
+    ARROW_ASSIGN_OR_RAISE(
+        staged.equality_files,
+        ParallelMap<iceberg::DataFile>(groups.size(), [&](size_t i) -> Result<iceberg::DataFile> {
+          const auto& g = groups[i];
+          iceberg::EqualityDeleteWriterOptions eq;
+          eq.table_schema = schema;
+          eq.equality_field_ids = ids;
+          eq.location = locations[i];
+          eq.output_factory = table->Outputs();
+          eq.spec_id = m.Spec()->spec_id();
+          eq.partition = g.partition;
+          eq.properties = m.properties;
+          ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::EqualityDeleteWriter::Make(eq));
+          // The key columns, in the delete schema's order and types.
+          ARROW_ASSIGN_OR_RAISE(auto key_arrow, iceberg::ToArrowSchema(*writer->delete_schema()));
+          arrow::ArrayVector key_arrays;
+          for (const auto& f : key_arrow->fields()) key_arrays.push_back(g.rows->GetColumnByName(f->name()));
+          ARROW_RETURN_NOT_OK(writer->Write(arrow::RecordBatch::Make(key_arrow, g.rows->num_rows(), key_arrays)));
+          return writer->Close();
+        }));
+    for (const auto& file : staged.equality_files) staged.equality_deleted += file.record_count;
   }
   return staged;
 }

@@ -6,8 +6,10 @@
 
 #include <set>
 
+#include "lakesync/common/executor.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/common/version.h"
+#include "lakesync/formats/puffin/deletion_vector.h"
 #include "lakesync/formats/puffin/deletion_vector_file.h"
 #include "lakesync/iceberg/commit/table_update.h"
 #include "lakesync/iceberg/write/equality_delete_writer.h"
@@ -154,10 +156,19 @@ Result<WrittenDeletes> PositionDeletes::WriteDeletionVectors(std::vector<std::st
       break;
     }
   }
-  std::vector<const Target*> order;
-  for (auto& [path, target] : targets_) {
-    // Merge with what already deletes rows of the data file: its vector (one live vector per data
-    // file), or the position delete files a v2 table left before its upgrade.
+  // Per data file, in parallel on the executor: merge with what already deletes rows of it (its
+  // vector — one live vector per data file — or the position delete files a v2 table left before its
+  // upgrade; reading those is I/O) and serialize. The blobs then go into the one Puffin file in path
+  // order, so the file is the same whatever the thread count.
+  std::vector<std::pair<const std::string*, Target*>> order;
+  for (auto& [path, target] : targets_) order.emplace_back(&path, &target);
+  struct Blob {
+    std::string bytes;
+    int64_t cardinality = 0;
+  };
+  ARROW_ASSIGN_OR_RAISE(auto blobs, ParallelMap<Blob>(order.size(), [&](size_t i) -> Result<Blob> {
+    const std::string& path = *order[i].first;
+    Target& target = *order[i].second;
     static const std::vector<iceberg::DataFilePtr> kNone;
     const std::vector<iceberg::DataFilePtr>* v2 = &kNone;
     if (target.position_delete_files) {
@@ -170,13 +181,21 @@ Result<WrittenDeletes> PositionDeletes::WriteDeletionVectors(std::vector<std::st
       target.positions.Or(existing);
     }
     target.positions.RunOptimize();
-    LS_RETURN_NOT_OK_CTX(writer->Add(path, target.positions), "writing the deletion vector of {}", path);
-    order.push_back(&target);
+    Blob blob;
+    blob.cardinality = target.positions.Cardinality();
+    LS_ASSIGN_OR_RAISE_CTX(blob.bytes, puffin::SerializeDeletionVector(target.positions),
+                           "writing the deletion vector of {}", path);
+    return blob;
+  }));
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::string& path = *order[i].first;
+    LS_RETURN_NOT_OK_CTX(writer->AddSerialized(path, std::move(blobs[i].bytes), blobs[i].cardinality),
+                         "writing the deletion vector of {}", path);
   }
   ARROW_ASSIGN_OR_RAISE(auto file, writer->Finish());
   ARROW_RETURN_NOT_OK(out->Close());
   for (size_t i = 0; i < order.size(); ++i) {
-    const Target& target = *order[i];
+    const Target& target = *order[i].second;
     const auto& dv = file.vectors[i];
     iceberg::DataFile f;
     f.content = iceberg::FileContent::kPositionDeletes;
@@ -203,6 +222,10 @@ Result<WrittenDeletes> PositionDeletes::WritePositionDeleteFiles(std::vector<std
   iceberg::FileNamer namer(DataLocation(m), 0, 0);
   std::map<std::string, std::vector<const Target*>> groups;
   for (const auto& [path, target] : targets_) groups[iceberg::PartitionTupleKey(*target.data_file)].push_back(&target);
+  // One file per partition, written in parallel on the executor; locations are chosen (and recorded)
+  // in partition order first, so names and the files' order do not depend on the thread count.
+  std::vector<iceberg::PositionDeleteWriterOptions> options_of;
+  std::vector<const std::vector<const Target*>*> targets_of;
   for (const auto& [key, targets] : groups) {
     const auto& first = *targets.front()->data_file;
     auto spec = m.SpecById(first.spec_id);
@@ -213,14 +236,20 @@ Result<WrittenDeletes> PositionDeletes::WritePositionDeleteFiles(std::vector<std
     options.spec_id = first.spec_id;
     options.partition = first.partition;
     options.properties = m.properties;
-    ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::PositionDeleteWriter::Make(options));
     written.push_back(options.location);
-    for (const Target* t : targets) {
-      ARROW_RETURN_NOT_OK(writer->DeletePositions(t->data_file->file_path, t->positions.ToVector()));
-    }
-    ARROW_ASSIGN_OR_RAISE(auto file, writer->Close());
-    out.added.push_back(std::move(file));
+    options_of.push_back(std::move(options));
+    targets_of.push_back(&targets);
   }
+  ARROW_ASSIGN_OR_RAISE(out.added, ParallelMap<iceberg::DataFile>(
+                                       options_of.size(), [&](size_t i) -> Result<iceberg::DataFile> {
+                                         ARROW_ASSIGN_OR_RAISE(auto writer,
+                                                               iceberg::PositionDeleteWriter::Make(options_of[i]));
+                                         for (const Target* t : *targets_of[i]) {
+                                           ARROW_RETURN_NOT_OK(writer->DeletePositions(t->data_file->file_path,
+                                                                                       t->positions.ToVector()));
+                                         }
+                                         return writer->Close();
+                                       }));
   return out;
 }
 

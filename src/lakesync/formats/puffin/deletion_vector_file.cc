@@ -110,13 +110,17 @@ Result<std::unique_ptr<DeletionVectorWriter>> DeletionVectorWriter::Make(std::sh
 }
 
 Status DeletionVectorWriter::Add(std::string_view referenced_data_file, const PositionBitmap& positions) {
+  LS_ASSIGN_OR_RAISE_CTX(std::string blob, SerializeDeletionVector(positions), "deletion vector for {}",
+                         referenced_data_file);
+  return AddSerialized(referenced_data_file, std::move(blob), positions.Cardinality());
+}
+
+Status DeletionVectorWriter::AddSerialized(std::string_view referenced_data_file, std::string blob,
+                                           int64_t cardinality) {
   if (referenced_data_file.empty()) return InvalidArgument("deletion vector needs a referenced data file path");
   if (data_files_.find(referenced_data_file) != data_files_.end()) {
     return InvalidArgument("data file {} already has a deletion vector in this Puffin file", referenced_data_file);
   }
-  LS_ASSIGN_OR_RAISE_CTX(std::string blob, SerializeDeletionVector(positions), "deletion vector for {}",
-                         referenced_data_file);
-  const int64_t cardinality = positions.Cardinality();
   PuffinBlob puffin_blob;
   puffin_blob.type = std::string(kDeletionVectorBlobType);
   puffin_blob.fields = {kRowPositionFieldId};

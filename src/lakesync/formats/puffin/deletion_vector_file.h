@@ -77,6 +77,9 @@ class DeletionVectorWriter {
   // Writes the DV for one data file. Returns InvalidArgument for an empty path or a data file that
   // already has a DV in this file (Iceberg allows one DV per data file); errors of PuffinWriter.
   Status Add(std::string_view referenced_data_file, const PositionBitmap& positions);
+  // The same for a vector already serialized (SerializeDeletionVector) with its cardinality: lets
+  // callers serialize the vectors of many data files in parallel and write them in a fixed order.
+  Status AddSerialized(std::string_view referenced_data_file, std::string blob, int64_t cardinality);
 
   // Writes the footer. Returns the errors of PuffinWriter::Finish.
   Result<DeletionVectorFile> Finish();
