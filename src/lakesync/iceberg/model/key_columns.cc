@@ -1,11 +1,13 @@
 #include "lakesync/iceberg/model/key_columns.h"
 
 #include <arrow/array.h>
+#include <arrow/builder.h>
 #include <arrow/extension_type.h>
 #include <arrow/scalar.h>
 #include <arrow/type.h>
 #include <arrow/util/bit_util.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -390,6 +392,63 @@ void KeySet::Merge(const KeySet& other) {
   words_.insert(other.words_.begin(), other.words_.end());
   has_null_word_ = has_null_word_ || other.has_null_word_;
   encoded_.insert(other.encoded_.begin(), other.encoded_.end());
+}
+
+KeySequenceMap::KeySequenceMap()
+    : words_(std::make_unique<arrow::internal::ScalarMemoTable<uint64_t>>(arrow::default_memory_pool())),
+      encoded_(std::make_unique<arrow::internal::BinaryMemoTable<arrow::BinaryBuilder>>(
+          arrow::default_memory_pool())) {}
+KeySequenceMap::KeySequenceMap(KeySequenceMap&&) noexcept = default;
+KeySequenceMap& KeySequenceMap::operator=(KeySequenceMap&&) noexcept = default;
+KeySequenceMap::~KeySequenceMap() = default;
+
+Status KeySequenceMap::Insert(const KeyColumns& keys, int64_t sequence_number) {
+  const int64_t n = keys.length();
+  // Memo indexes are handed out 0, 1, ... in insertion order: a new key's index is sequences_.size().
+  auto record = [&](int32_t index) {
+    const auto i = static_cast<size_t>(index);
+    if (i == sequences_.size()) {
+      sequences_.push_back(sequence_number);
+    } else if (sequences_[i] < sequence_number) {
+      sequences_[i] = sequence_number;
+    }
+  };
+  int32_t index = -1;
+  if (keys.single_word()) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (keys.IsNull(i)) {  // kept apart from the words: a null matches only a null
+        null_sequence_ = std::max(null_sequence_, sequence_number);
+        continue;
+      }
+      ARROW_RETURN_NOT_OK(words_->GetOrInsert(keys.Word(i), &index));
+      record(index);
+    }
+    return Status::OK();
+  }
+  std::string key;
+  for (int64_t i = 0; i < n; ++i) {
+    key.clear();
+    keys.AppendKey(i, key);
+    ARROW_RETURN_NOT_OK(encoded_->GetOrInsert(std::string_view(key), &index));
+    record(index);
+  }
+  return Status::OK();
+}
+
+int64_t KeySequenceMap::Find(const KeyColumns& keys, int64_t row) const {
+  int32_t index;
+  if (keys.single_word()) {
+    if (keys.IsNull(row)) return null_sequence_;
+    index = words_->Get(keys.Word(row));
+  } else {
+    if (sequences_.empty()) return kAbsent;
+    // One buffer per thread: probes are per row and must not allocate.
+    thread_local std::string key;
+    key.clear();
+    keys.AppendKey(row, key);
+    index = encoded_->Get(std::string_view(key));
+  }
+  return index < 0 ? kAbsent : sequences_[static_cast<size_t>(index)];
 }
 
 }  // namespace lakesync::iceberg

@@ -14,8 +14,10 @@
 #pragma once
 
 #include <arrow/type_fwd.h>
+#include <arrow/util/hashing.h>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -96,6 +98,36 @@ class KeySet {
   std::unordered_set<uint64_t> words_;
   bool has_null_word_ = false;  // a null single-word key
   std::unordered_set<std::string> encoded_;
+};
+
+// Keys mapped to the highest sequence number recorded with each (equality deletes: a key to the
+// highest data sequence number of a delete file holding it; iceberg/scan/equality_deletes.h). Built
+// from and probed with KeyColumns of the same types. Keys live in Arrow's memo tables (open
+// addressing, no per-key allocation): single-word keys as words, others as their byte encoding.
+class KeySequenceMap {
+ public:
+  static constexpr int64_t kAbsent = std::numeric_limits<int64_t>::min();
+
+  KeySequenceMap();
+  KeySequenceMap(KeySequenceMap&&) noexcept;
+  KeySequenceMap& operator=(KeySequenceMap&&) noexcept;
+  ~KeySequenceMap();
+
+  // Records every row of `keys` with `sequence_number`, keeping the highest number per key.
+  Status Insert(const KeyColumns& keys, int64_t sequence_number);
+  // The highest number recorded with row `row`'s key, kAbsent when the key was never inserted.
+  int64_t Find(const KeyColumns& keys, int64_t row) const;
+
+  size_t size() const { return sequences_.size() + (null_sequence_ != kAbsent ? 1 : 0); }
+  bool empty() const { return size() == 0; }
+
+ private:
+  // One of the two memo tables is used (all keys of a map have the same types); a key's memo index
+  // is its position in sequences_.
+  std::vector<int64_t> sequences_;
+  std::unique_ptr<arrow::internal::ScalarMemoTable<uint64_t>> words_;
+  std::unique_ptr<arrow::internal::BinaryMemoTable<arrow::BinaryBuilder>> encoded_;
+  int64_t null_sequence_ = kAbsent;  // a null single-word key's
 };
 
 }  // namespace lakesync::iceberg
