@@ -170,6 +170,12 @@ Result<std::shared_ptr<const EqualityKeyMap>> DeleteLoader::BuildEqualityKeyMap(
     const std::vector<int32_t>& field_ids, const std::vector<SequencedDeleteFile>& files) {
   auto map = std::make_shared<EqualityKeyMap>();
   map->field_ids = field_ids;
+  if (field_ids.size() == 1) {
+    // At most this many keys (fewer when files repeat keys): the map is sized once, not regrown.
+    int64_t rows = 0;
+    for (const auto& f : files) rows += std::max<int64_t>(f.file->record_count, 0);
+    map->keys.ReserveWords(static_cast<size_t>(rows));
+  }
   // Files are read (decoded, key columns made) in parallel; their keys go into the one map on this
   // thread in file order. The map is the same whatever the order (a key keeps its highest number).
   size_t next = 0;

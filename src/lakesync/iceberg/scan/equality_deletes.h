@@ -43,13 +43,8 @@ struct SequencedDeleteFile {
 struct EqualityKeyMap {
   std::vector<int32_t> field_ids;  // top-level field ids, ascending (the key columns' order)
   KeySequenceMap keys;             // key → the highest sequence number of a file holding it
-
-  // Whether the key of row `row` (columns in field_ids order) is deleted in data with sequence
-  // number `data_sequence_number`.
-  bool Deletes(const KeyColumns& keys_of_rows, int64_t row, int64_t data_sequence_number) const {
-    const int64_t seq = keys.Find(keys_of_rows, row);
-    return seq != KeySequenceMap::kAbsent && EqualityDeleteApplies(data_sequence_number, seq);
-  }
+  // A row whose key maps to s' is deleted in data with sequence number s iff
+  // EqualityDeleteApplies(s, s') (DeleteFilter::MarkDeleted).
 };
 
 class EqualityDeleteIndex {
