@@ -16,6 +16,7 @@
 #include "lakesync/iceberg/manifest/manifest_reader.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
 #include "lakesync/iceberg/scan/delete_loader.h"
+#include "lakesync/iceberg/scan/equality_deletes.h"
 #include "lakesync/table/scan.h"
 #include "lakesync/table/scan_internal.h"
 
@@ -53,16 +54,13 @@ class DeleteIndex {
       }
     } else if (f->content == FileContent::kEqualityDeletes) {
       auto spec = metadata.SpecById(f->spec_id);
-      if (spec && spec->IsUnpartitioned()) {
-        global_equality_.push_back({seq, f});
-      } else {
-        equality_[iceberg::PartitionTupleKey(*f)].push_back({seq, f});
-      }
+      equality_->Add({seq, f}, /*global=*/spec && spec->IsUnpartitioned());
+      ++equality_files_;
     }
     return Status::OK();
   }
 
-  void Attach(FileScanTask& task) const {
+  void Attach(FileScanTask& task) {
     const DataFile& d = *task.file;
     const int64_t seq = task.data_sequence_number;
     if (auto it = dvs_.find(d.file_path); it != dvs_.end() && seq <= it->second.sequence_number) {
@@ -76,13 +74,16 @@ class DeleteIndex {
         task.position_deletes.push_back(p.file);
       }
     }
-    auto add_equality = [&](const std::vector<SequencedFile>& files) {
-      for (const auto& e : files) {
-        if (seq < e.sequence_number) task.equality_deletes.push_back(e.file);  // strictly older data only
-      }
-    };
-    if (auto eit = equality_.find(iceberg::PartitionTupleKey(d)); eit != equality_.end()) add_equality(eit->second);
-    add_equality(global_equality_);
+    task.equality_deletes = equality_->Match(d, seq);
+  }
+
+  // After every task is attached: the snapshot's equality deletes, shared by the tasks that have any
+  // (their key maps are built once, on first read).
+  void ShareEqualityDeletes(std::vector<FileScanTask>& tasks) {
+    std::shared_ptr<const iceberg::EqualityDeleteIndex> shared = std::move(equality_);
+    for (auto& task : tasks) {
+      if (!task.equality_deletes.empty()) task.equality_index = shared;
+    }
   }
 
   // A deletion vector (or a position delete file written for one data file) must reference a data
@@ -118,9 +119,8 @@ class DeleteIndex {
   }
 
   int64_t size() const {
-    int64_t n = static_cast<int64_t>(dvs_.size() + global_equality_.size());
+    int64_t n = static_cast<int64_t>(dvs_.size()) + equality_files_;
     for (const auto& [k, v] : positional_) n += static_cast<int64_t>(v.size());
-    for (const auto& [k, v] : equality_) n += static_cast<int64_t>(v.size());
     return n;
   }
 
@@ -137,8 +137,8 @@ class DeleteIndex {
 
   std::map<std::string, SequencedFile> dvs_;
   std::map<std::string, std::vector<SequencedFile>> positional_;
-  std::map<std::string, std::vector<SequencedFile>> equality_;
-  std::vector<SequencedFile> global_equality_;
+  std::unique_ptr<iceberg::EqualityDeleteIndex> equality_ = std::make_unique<iceberg::EqualityDeleteIndex>();
+  int64_t equality_files_ = 0;
 };
 
 }  // namespace
@@ -329,6 +329,7 @@ Result<std::vector<FileScanTask>> TableScan::PlanFiles() {
     deletes.Attach(task);
     tasks.push_back(std::move(task));
   }
+  deletes.ShareEqualityDeletes(tasks);
   tasks_ = tasks;
   return tasks;
 }

@@ -184,7 +184,7 @@ TEST_F(HiveStyleTable, DeletesAreAppliedOrReportedAsLiveMasks) {
     mutable_eq->equality_ids = {2};
     eq_ = eq;
   }
-  FileScanTask task{file_, 1, dv_, {}, {eq_}};
+  FileScanTask task{file_, 1, dv_, {}, {eq_}, nullptr};  // no planned index: its own files
   DataFileReadOptions options;
   options.columns = {1};
   options.with_file_and_pos = true;

@@ -1,11 +1,13 @@
 #include "lakesync/iceberg/model/key_columns.h"
 
 #include <arrow/array.h>
+#include <arrow/builder.h>
 #include <arrow/extension_type.h>
 #include <arrow/scalar.h>
 #include <arrow/type.h>
 #include <arrow/util/bit_util.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -390,6 +392,127 @@ void KeySet::Merge(const KeySet& other) {
   words_.insert(other.words_.begin(), other.words_.end());
   has_null_word_ = has_null_word_ || other.has_null_word_;
   encoded_.insert(other.encoded_.begin(), other.encoded_.end());
+}
+
+KeySequenceMap::KeySequenceMap()
+    : encoded_(std::make_unique<arrow::internal::BinaryMemoTable<arrow::BinaryBuilder>>(
+          arrow::default_memory_pool())) {}
+KeySequenceMap::KeySequenceMap(KeySequenceMap&&) noexcept = default;
+KeySequenceMap& KeySequenceMap::operator=(KeySequenceMap&&) noexcept = default;
+KeySequenceMap::~KeySequenceMap() = default;
+
+uint64_t KeySequenceMap::SlotHash(uint64_t word) {
+  // MurmurHash3's 64-bit finaliser: consecutive keys (ids) spread over the whole table.
+  word ^= word >> 33;
+  word *= 0xff51afd7ed558ccdULL;
+  word ^= word >> 33;
+  word *= 0xc4ceb9fe1a85ec53ULL;
+  word ^= word >> 33;
+  return word;
+}
+
+void KeySequenceMap::ReserveWords(size_t n) {
+  size_t size = 1024;
+  while (size < 2 * n) size *= 2;
+  if (size <= words_.size()) return;
+  std::vector<WordSlot> old;
+  old.swap(words_);
+  words_.resize(size);
+  word_count_ = 0;
+  for (const auto& slot : old) {
+    if (slot.sequence != kAbsent) InsertWord(slot.word, slot.sequence);
+  }
+}
+
+void KeySequenceMap::GrowWords() {
+  std::vector<WordSlot> old;
+  old.swap(words_);
+  words_.resize(std::max<size_t>(1024, old.size() * 2));
+  word_count_ = 0;
+  for (const auto& slot : old) {
+    if (slot.sequence != kAbsent) InsertWord(slot.word, slot.sequence);
+  }
+}
+
+void KeySequenceMap::InsertWord(uint64_t word, int64_t sequence_number) {
+  if ((word_count_ + 1) * 2 > words_.size()) GrowWords();
+  const size_t mask = words_.size() - 1;
+  size_t i = static_cast<size_t>(SlotHash(word)) & mask;
+  while (words_[i].sequence != kAbsent && words_[i].word != word) i = (i + 1) & mask;
+  if (words_[i].sequence == kAbsent) {
+    words_[i].word = word;
+    ++word_count_;
+  }
+  words_[i].sequence = std::max(words_[i].sequence, sequence_number);
+}
+
+Status KeySequenceMap::Insert(const KeyColumns& keys, int64_t sequence_number) {
+  const int64_t n = keys.length();
+  if (keys.single_word()) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (keys.IsNull(i)) {  // kept apart from the words: a null matches only a null
+        null_sequence_ = std::max(null_sequence_, sequence_number);
+      } else {
+        InsertWord(keys.Word(i), sequence_number);
+      }
+    }
+    return Status::OK();
+  }
+  std::string key;
+  int32_t index = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    key.clear();
+    keys.AppendKey(i, key);
+    ARROW_RETURN_NOT_OK(encoded_->GetOrInsert(std::string_view(key), &index));
+    // Memo indexes are handed out 0, 1, ... in insertion order.
+    const auto at = static_cast<size_t>(index);
+    if (at == sequences_.size()) {
+      sequences_.push_back(sequence_number);
+    } else {
+      sequences_[at] = std::max(sequences_[at], sequence_number);
+    }
+  }
+  return Status::OK();
+}
+
+int64_t KeySequenceMap::Find(const KeyColumns& keys, int64_t row) const {
+  if (keys.single_word()) {
+    if (keys.IsNull(row)) return null_sequence_;
+    if (word_count_ == 0) return kAbsent;
+    const uint64_t word = keys.Word(row);
+    const size_t mask = words_.size() - 1;
+    for (size_t i = static_cast<size_t>(SlotHash(word)) & mask;; i = (i + 1) & mask) {
+      const WordSlot& slot = words_[i];
+      if (slot.sequence == kAbsent) return kAbsent;
+      if (slot.word == word) return slot.sequence;
+    }
+  }
+  if (sequences_.empty()) return kAbsent;
+  // One buffer per thread: probes are per row and must not allocate.
+  thread_local std::string key;
+  key.clear();
+  keys.AppendKey(row, key);
+  const int32_t index = encoded_->Get(std::string_view(key));
+  return index < 0 ? kAbsent : sequences_[static_cast<size_t>(index)];
+}
+
+void KeySequenceMap::FindAll(const KeyColumns& keys, std::vector<int64_t>& out) const {
+  const int64_t n = keys.length();
+  out.resize(static_cast<size_t>(n));
+  if (!keys.single_word() || word_count_ == 0) {
+    for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = Find(keys, i);
+    return;
+  }
+  constexpr int64_t kAhead = 16;  // rows between a slot's prefetch and its probe
+  const size_t mask = words_.size() - 1;
+  auto slot_of = [&](int64_t row) { return static_cast<size_t>(SlotHash(keys.Word(row))) & mask; };
+  for (int64_t i = 0; i < std::min(n, kAhead); ++i) {
+    if (!keys.IsNull(i)) __builtin_prefetch(&words_[slot_of(i)]);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (i + kAhead < n && !keys.IsNull(i + kAhead)) __builtin_prefetch(&words_[slot_of(i + kAhead)]);
+    out[static_cast<size_t>(i)] = Find(keys, i);
+  }
 }
 
 }  // namespace lakesync::iceberg

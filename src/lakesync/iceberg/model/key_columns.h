@@ -14,8 +14,10 @@
 #pragma once
 
 #include <arrow/type_fwd.h>
+#include <arrow/util/hashing.h>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -96,6 +98,55 @@ class KeySet {
   std::unordered_set<uint64_t> words_;
   bool has_null_word_ = false;  // a null single-word key
   std::unordered_set<std::string> encoded_;
+};
+
+// Keys mapped to the highest sequence number recorded with each (equality deletes: a key to the
+// highest data sequence number of a delete file holding it; iceberg/scan/equality_deletes.h). Built
+// from and probed with KeyColumns of the same types. Single-word keys (the common case: one integer
+// key column) live in a flat open-addressing table of {word, number} slots, written here because a
+// probe is then one cache miss: with Arrow's memo table (key → memo index, then the number by
+// index) probing was 38% of reading a table after 20 equality-delete commits, two dependent misses
+// per row (perf, docs/benchmarks.md). Other keys are kept by their byte encoding in Arrow's
+// BinaryMemoTable.
+class KeySequenceMap {
+ public:
+  static constexpr int64_t kAbsent = std::numeric_limits<int64_t>::min();
+
+  KeySequenceMap();
+  KeySequenceMap(KeySequenceMap&&) noexcept;
+  KeySequenceMap& operator=(KeySequenceMap&&) noexcept;
+  ~KeySequenceMap();
+
+  // Records every row of `keys` with `sequence_number` (>= 0), keeping the highest number per key.
+  Status Insert(const KeyColumns& keys, int64_t sequence_number);
+  // The highest number recorded with row `row`'s key, kAbsent when the key was never inserted.
+  int64_t Find(const KeyColumns& keys, int64_t row) const;
+  // Find for every row of `keys` into `out` (resized). Single-word probes are prefetched a few rows
+  // ahead: a probe of a large map is a cache miss, and overlapping them is what makes the scan of a
+  // table with many equality-delete commits cheap.
+  void FindAll(const KeyColumns& keys, std::vector<int64_t>& out) const;
+
+  // Room for `n` single-word keys without growing (delete files' record counts are known upfront).
+  void ReserveWords(size_t n);
+
+  size_t size() const { return word_count_ + sequences_.size() + (null_sequence_ != kAbsent ? 1 : 0); }
+  bool empty() const { return size() == 0; }
+
+ private:
+  struct WordSlot {
+    uint64_t word = 0;
+    int64_t sequence = kAbsent;  // kAbsent: an empty slot
+  };
+  static uint64_t SlotHash(uint64_t word);
+  void InsertWord(uint64_t word, int64_t sequence_number);
+  void GrowWords();
+
+  std::vector<WordSlot> words_;  // a power of two in size, at most half full
+  size_t word_count_ = 0;
+  // Encoded keys: a key's memo index is its position in sequences_.
+  std::vector<int64_t> sequences_;
+  std::unique_ptr<arrow::internal::BinaryMemoTable<arrow::BinaryBuilder>> encoded_;
+  int64_t null_sequence_ = kAbsent;  // a null single-word key's
 };
 
 }  // namespace lakesync::iceberg

@@ -5,6 +5,8 @@
 #include <arrow/util/bit_util.h>
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 
 #include "lakesync/iceberg/model/arrow_schema.h"
 
@@ -19,10 +21,28 @@ Result<std::shared_ptr<const DeleteFilter>> DeleteFilter::Make(DeleteLoader& loa
     ARROW_ASSIGN_OR_RAISE(filter->positions_,
                           loader.DeletedPositions(task.file->file_path, task.deletion_vector, task.position_deletes));
   }
+  filter->data_sequence_number_ = task.data_sequence_number;
   if (!task.equality_deletes.empty()) {
-    ARROW_ASSIGN_OR_RAISE(filter->equality_, loader.MergedEqualityDeletes(task.equality_deletes));
-    for (const auto& set : filter->equality_) {
-      for (int32_t id : set->field_ids) {
+    const EqualityDeleteIndex* index = task.equality_index.get();
+    std::unique_ptr<EqualityDeleteIndex> own;
+    if (index == nullptr) {
+      // A task made without a planned index: its own files, already matched (so applying to it
+      // whatever their number), read for it alone.
+      own = std::make_unique<EqualityDeleteIndex>();
+      for (const auto& f : task.equality_deletes) {
+        own->Add(SequencedDeleteFile{std::numeric_limits<int64_t>::max(), f}, /*global=*/true);
+      }
+      own->Match(*task.file, task.data_sequence_number);
+      index = own.get();
+    }
+    ARROW_ASSIGN_OR_RAISE(filter->equality_,
+                          index->KeyMapsFor(*task.file, task.data_sequence_number,
+                                            [&loader](const std::vector<int32_t>& ids,
+                                                      const std::vector<SequencedDeleteFile>& files) {
+                                              return loader.BuildEqualityKeyMap(ids, files);
+                                            }));
+    for (const auto& map : filter->equality_) {
+      for (int32_t id : map->field_ids) {
         if (std::find(filter->required_.begin(), filter->required_.end(), id) == filter->required_.end()) {
           filter->required_.push_back(id);
         }
@@ -50,20 +70,31 @@ Result<int64_t> DeleteFilter::MarkDeleted(const arrow::RecordBatch& batch, int64
       }
     }
   }
-  for (const auto& set : equality_) {
-    std::vector<std::shared_ptr<arrow::Array>> columns;
-    for (int32_t id : set->field_ids) {
-      int index = -1;
-      for (int c = 0; c < batch.num_columns(); ++c) {
-        if (ArrowFieldId(*batch.schema()->field(c)) == id) index = c;
+  // Maps with the same field ids (a partition's and the global one) share the batch's key columns.
+  const std::vector<int32_t>* keyed_ids = nullptr;
+  std::optional<KeyColumns> keys;
+  // Per row: the highest number of a delete holding its key. Kept per thread: a fresh batch-sized
+  // buffer per call cost page faults (the kernel zeroing pages) worth a quarter of such a scan.
+  thread_local std::vector<int64_t> sequences;
+  for (const auto& map : equality_) {
+    if (!keyed_ids || *keyed_ids != map->field_ids) {
+      std::vector<std::shared_ptr<arrow::Array>> columns;
+      for (int32_t id : map->field_ids) {
+        int index = -1;
+        for (int c = 0; c < batch.num_columns(); ++c) {
+          if (ArrowFieldId(*batch.schema()->field(c)) == id) index = c;
+        }
+        if (index < 0) return Status::Invalid("equality delete column ", id, " was not read");
+        columns.push_back(batch.column(index));
       }
-      if (index < 0) return Status::Invalid("equality delete column ", id, " was not read");
-      columns.push_back(batch.column(index));
+      ARROW_ASSIGN_OR_RAISE(keys, KeyColumns::Make(std::move(columns)));
+      keyed_ids = &map->field_ids;
     }
-    ARROW_ASSIGN_OR_RAISE(auto keys, KeyColumns::Make(std::move(columns)));
+    map->keys.FindAll(*keys, sequences);
     for (int64_t i = 0; i < n; ++i) {
       if (!arrow::bit_util::GetBit(live, i)) continue;
-      if (set->keys.Contains(keys, i)) {
+      const int64_t seq = sequences[static_cast<size_t>(i)];
+      if (seq != KeySequenceMap::kAbsent && EqualityDeleteApplies(data_sequence_number_, seq)) {
         arrow::bit_util::ClearBit(live, i);
         ++cleared;
       }

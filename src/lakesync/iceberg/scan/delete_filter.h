@@ -1,8 +1,9 @@
 // The deletes of one file scan task, applied to the rows of its data file (shaped like iceberg-cpp's
-// DeleteFilter): the positions its deletion vector or position delete files remove, and the keys its
-// equality delete files remove, merged per list of equality columns. The sequence-number rules that
-// decide which delete files apply are planning's (table/scan_planner.cc); a filter applies what the
-// task carries.
+// DeleteFilter): the positions its deletion vector or position delete files remove, and the keys the
+// equality deletes remove. Which position deletes apply is planning's (table/scan_planner.cc); the
+// equality deletes are the scan's shared key maps (equality_deletes.h: one per scope and equality-id
+// set, key → highest delete sequence number), probed once per row and map with the sequence-number
+// rule (EqualityDeleteApplies) against the task's data sequence number.
 #pragma once
 
 #include <arrow/type_fwd.h>
@@ -39,7 +40,8 @@ class DeleteFilter {
 
  private:
   puffin::PositionBitmap positions_;
-  std::vector<std::shared_ptr<const EqualityDeleteSet>> equality_;
+  int64_t data_sequence_number_ = 0;
+  std::vector<std::shared_ptr<const EqualityKeyMap>> equality_;
   std::vector<int32_t> required_;
 };
 

@@ -6,17 +6,12 @@
 
 #include <algorithm>
 
+#include "lakesync/common/executor.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/formats/puffin/deletion_vector_file.h"
 #include "lakesync/formats/puffin/puffin_reader.h"
 
 namespace lakesync::iceberg {
-namespace {
-
-// How many unions of equality delete files a loader keeps (see merged_).
-constexpr size_t kMergedSetsKept = 4;
-
-}  // namespace
 
 std::map<int32_t, Literal> IdentityPartitionValues(const DataFile& file, const PartitionSpec* spec) {
   std::map<int32_t, Literal> out;
@@ -130,94 +125,76 @@ Result<puffin::PositionBitmap> DeleteLoader::DeletedPositions(const std::string&
   return deleted;
 }
 
-Result<std::shared_ptr<const EqualityDeleteSet>> DeleteLoader::EqualityDeletes(const DataFilePtr& file) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = equality_files_.find(file->file_path); it != equality_files_.end()) return it->second;
+Result<std::vector<KeyColumns>> DeleteLoader::ReadEqualityKeys(const std::vector<int32_t>& field_ids,
+                                                                const DataFile& file) {
+  if (file.file_format != FileFormat::kParquet) {
+    return Unsupported("equality delete file {} is {}; lakesync reads Parquet delete files", file.file_path,
+                       FileFormatName(file.file_format));
   }
-  if (file->file_format != FileFormat::kParquet) {
-    return Unsupported("equality delete file {} is {}; lakesync reads Parquet delete files", file->file_path,
-                       FileFormatName(file->file_format));
-  }
-  auto set = std::make_shared<EqualityDeleteSet>();
-  set->field_ids = file->equality_ids;
-  if (set->field_ids.empty()) return Corrupt("equality delete file {} has no equality_ids", file->file_path);
+  if (field_ids.empty()) return Corrupt("equality delete file {} has no equality_ids", file.file_path);
   std::vector<NestedField> fields;
-  for (int32_t id : set->field_ids) {
+  for (int32_t id : field_ids) {
     if (schema_->TopLevelIndex(id) < 0) {
       if (!schema_->FindFieldById(id)) {
         return Unsupported("equality delete file {} uses field id {}, which is not in the table schema",
-                           file->file_path, id);
+                           file.file_path, id);
       }
       return Unsupported("equality delete file {} deletes by nested field '{}'; lakesync supports top-level "
-                         "equality columns", file->file_path, schema_->FindColumnName(id));
+                         "equality columns", file.file_path, schema_->FindColumnName(id));
     }
     fields.push_back(schema_->fields()[static_cast<size_t>(schema_->TopLevelIndex(id))]);
   }
-  // Read in the table schema's types and equality_ids order, whatever the file's own column order:
+  // Read in the table schema's types and in field-id order, whatever the file's own column order:
   // data rows are read the same way, so equal values encode alike.
   auto read_schema = std::make_shared<const Schema>(0, fields);
   parquet_io::ParquetReadOptions options;
-  parquet_io::ExpectManifestEntry(options, *file);
-  auto spec = specs_.find(file->spec_id);
-  options.constants = IdentityPartitionValues(*file, spec == specs_.end() ? nullptr : spec->second.get());
-  LS_ASSIGN_OR_RAISE_CTX(auto input, io_->OpenInput(file->file_path, file->file_size_in_bytes),
-                         "reading equality delete file {}", file->file_path);
-  LS_ASSIGN_OR_RAISE_CTX(auto reader, parquet_io::ParquetDataReader::Open(std::move(input), file->file_path,
+  parquet_io::ExpectManifestEntry(options, file);
+  auto spec = specs_.find(file.spec_id);
+  options.constants = IdentityPartitionValues(file, spec == specs_.end() ? nullptr : spec->second.get());
+  LS_ASSIGN_OR_RAISE_CTX(auto input, io_->OpenInput(file.file_path, file.file_size_in_bytes),
+                         "reading equality delete file {}", file.file_path);
+  LS_ASSIGN_OR_RAISE_CTX(auto reader, parquet_io::ParquetDataReader::Open(std::move(input), file.file_path,
                                                                           read_schema, std::move(options)),
                          "reading equality delete file");
+  std::vector<KeyColumns> out;
   while (true) {
-    LS_ASSIGN_OR_RAISE_CTX(auto batch, reader->Next(), "reading equality delete file {}", file->file_path);
+    LS_ASSIGN_OR_RAISE_CTX(auto batch, reader->Next(), "reading equality delete file {}", file.file_path);
     if (!batch) break;
     ARROW_ASSIGN_OR_RAISE(auto keys, KeyColumns::Make(batch->batch->columns()));
-    set->keys.Insert(keys);
-  }
-  std::lock_guard<std::mutex> lock(mutex_);
-  equality_files_[file->file_path] = set;
-  return std::shared_ptr<const EqualityDeleteSet>(set);
-}
-
-Result<std::vector<std::shared_ptr<const EqualityDeleteSet>>> DeleteLoader::MergedEqualityDeletes(
-    const std::vector<DataFilePtr>& files) {
-  std::vector<std::shared_ptr<const EqualityDeleteSet>> out;
-  // Group by equality ids; a group of one file is that file's set.
-  std::map<std::vector<int32_t>, std::vector<DataFilePtr>> by_columns;
-  for (const auto& f : files) by_columns[f->equality_ids].push_back(f);
-  for (auto& [ids, group] : by_columns) {
-    if (group.size() == 1) {
-      ARROW_ASSIGN_OR_RAISE(auto set, EqualityDeletes(group.front()));
-      out.push_back(std::move(set));
-      continue;
-    }
-    std::vector<std::string> paths;
-    for (const auto& f : group) paths.push_back(f->file_path);
-    std::sort(paths.begin(), paths.end());
-    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = std::find_if(merged_.begin(), merged_.end(), [&](const auto& e) { return e.first == paths; });
-      if (it != merged_.end()) {
-        out.push_back(it->second);
-        continue;
-      }
-    }
-    std::vector<std::shared_ptr<const EqualityDeleteSet>> sets;
-    size_t total = 0;
-    for (const auto& f : group) {
-      ARROW_ASSIGN_OR_RAISE(auto set, EqualityDeletes(f));
-      total += set->keys.size();
-      sets.push_back(std::move(set));
-    }
-    auto merged = std::make_shared<EqualityDeleteSet>();
-    merged->field_ids = ids;
-    merged->keys.Reserve(total);
-    for (const auto& set : sets) merged->keys.Merge(set->keys);
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (merged_.size() >= kMergedSetsKept) merged_.erase(merged_.begin());
-    merged_.emplace_back(paths, merged);
-    out.push_back(std::move(merged));
+    out.push_back(std::move(keys));
   }
   return out;
+}
+
+Result<std::shared_ptr<const EqualityKeyMap>> DeleteLoader::BuildEqualityKeyMap(
+    const std::vector<int32_t>& field_ids, const std::vector<SequencedDeleteFile>& files) {
+  auto map = std::make_shared<EqualityKeyMap>();
+  map->field_ids = field_ids;
+  if (field_ids.size() == 1) {
+    // At most this many keys (fewer when files repeat keys): the map is sized once, not regrown.
+    int64_t rows = 0;
+    for (const auto& f : files) rows += std::max<int64_t>(f.file->record_count, 0);
+    map->keys.ReserveWords(static_cast<size_t>(rows));
+  }
+  // Files are read (decoded, key columns made) in parallel; their keys go into the one map on this
+  // thread in file order. The map is the same whatever the order (a key keeps its highest number).
+  size_t next = 0;
+  OrderedStream<std::vector<KeyColumns>> read(
+      [&]() -> Result<std::optional<OrderedStream<std::vector<KeyColumns>>::Unit>> {
+        if (next >= files.size()) return std::nullopt;
+        const DataFile* file = files[next++].file.get();
+        return std::optional<OrderedStream<std::vector<KeyColumns>>::Unit>(
+            [this, &field_ids, file]() { return ReadEqualityKeys(field_ids, *file); });
+      });
+  for (const auto& file : files) {
+    ARROW_ASSIGN_OR_RAISE(auto keys, read.Next());
+    if (!keys) break;
+    for (const auto& batch : *keys) {
+      LS_RETURN_NOT_OK_CTX(map->keys.Insert(batch, file.sequence_number), "equality delete file {}",
+                           file.file->file_path);
+    }
+  }
+  return std::shared_ptr<const EqualityKeyMap>(std::move(map));
 }
 
 }  // namespace lakesync::iceberg

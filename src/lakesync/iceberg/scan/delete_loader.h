@@ -1,8 +1,8 @@
 // Loading delete files for reading: deletion vectors and position delete files become position
-// bitmaps per data file; equality delete files become key sets (iceberg/model/key_columns.h, the one
-// key encoder). Files shared by many data files (position delete files, equality deletes) are loaded
-// once per scan, and the union of the equality deletes that apply to a task is built once per
-// combination of files and shared by every task that has it.
+// bitmaps per data file; equality delete files become key → sequence-number maps
+// (iceberg/model/key_columns.h, the one key encoder), one per scope and equality-id set of a
+// planned snapshot, built once and kept by the snapshot's EqualityDeleteIndex (equality_deletes.h).
+// Position delete files, shared by many data files, are loaded once per scan.
 //
 // One loader serves all the tasks of a scan and may be used from several threads at once: its caches
 // are guarded, and what it returns is immutable.
@@ -20,15 +20,10 @@
 #include "lakesync/iceberg/model/key_columns.h"
 #include "lakesync/iceberg/model/partition_spec.h"
 #include "lakesync/iceberg/model/schema.h"
+#include "lakesync/iceberg/scan/equality_deletes.h"
 #include "lakesync/io/file_io.h"
 
 namespace lakesync::iceberg {
-
-// The keys of one or more equality delete files with the same equality columns.
-struct EqualityDeleteSet {
-  std::vector<int32_t> field_ids;  // top-level field ids, in the delete files' equality_ids order
-  KeySet keys;
-};
 
 class DeleteLoader {
  public:
@@ -43,21 +38,21 @@ class DeleteLoader {
   Result<puffin::PositionBitmap> DeletedPositions(const std::string& data_file, const DataFilePtr& deletion_vector,
                                                   const std::vector<DataFilePtr>& position_deletes);
 
-  // The keys of one equality delete file.
-  Result<std::shared_ptr<const EqualityDeleteSet>> EqualityDeletes(const DataFilePtr& file);
+  // The keys of `files` (equality delete files with the equality field ids `field_ids`, ascending)
+  // mapped to the highest sequence number of a file holding each. The files are read in parallel on
+  // the engine's executor and merged in their order. Callers go through
+  // EqualityDeleteIndex::KeyMapsFor, which builds each map once per scan.
+  Result<std::shared_ptr<const EqualityKeyMap>> BuildEqualityKeyMap(const std::vector<int32_t>& field_ids,
+                                                                    const std::vector<SequencedDeleteFile>& files);
 
   // The data files a position delete file's rows name (distinct, sorted).
   Result<std::vector<std::string>> PositionDeleteTargets(const DataFilePtr& file);
 
-  // The equality delete files of a task as one set per distinct list of equality ids (files with the
-  // same columns act as the union of their keys: one probe per row instead of one per file, so the
-  // cost per row stays flat as commits of equality deletes pile up).
-  Result<std::vector<std::shared_ptr<const EqualityDeleteSet>>> MergedEqualityDeletes(
-      const std::vector<DataFilePtr>& files);
-
  private:
   using PositionsByFile = std::map<std::string, puffin::PositionBitmap, std::less<>>;
   Result<std::shared_ptr<const PositionsByFile>> LoadPositionDeleteFile(const DataFilePtr& file);
+  // One equality delete file's key columns, read in the table schema's types in `field_ids` order.
+  Result<std::vector<KeyColumns>> ReadEqualityKeys(const std::vector<int32_t>& field_ids, const DataFile& file);
   Result<std::shared_ptr<const puffin::FileMetadata>> PuffinFooter(
       const std::shared_ptr<arrow::io::RandomAccessFile>& input, const DataFile& dv);
 
@@ -66,11 +61,7 @@ class DeleteLoader {
   std::map<int32_t, PartitionSpecPtr> specs_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<const PositionsByFile>> position_files_;
-  std::map<std::string, std::shared_ptr<const EqualityDeleteSet>> equality_files_;
   std::map<std::string, std::shared_ptr<const puffin::FileMetadata>> puffin_footers_;
-  // Unions of several files' keys by the files' paths. Key sets can be large: only the most recent
-  // few are kept (consecutive tasks, e.g. the files of one commit, usually share one).
-  std::vector<std::pair<std::vector<std::string>, std::shared_ptr<const EqualityDeleteSet>>> merged_;
 };
 
 // The identity-partition values of a data file by source field id (spec "Column Projection": a field

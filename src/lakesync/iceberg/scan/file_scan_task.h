@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lakesync/iceberg/model/data_file.h"
+#include "lakesync/iceberg/scan/equality_deletes.h"
 
 namespace lakesync::iceberg {
 
@@ -17,6 +18,10 @@ struct FileScanTask {
   DataFilePtr deletion_vector;                // at most one: applies when seq(file) <= seq(DV)
   std::vector<DataFilePtr> position_deletes;  // v2 position delete files (never with a DV)
   std::vector<DataFilePtr> equality_deletes;  // seq(file) < seq(delete), same partition or global
+  // The equality deletes of the whole planned snapshot, shared by its tasks: readers probe its key
+  // maps (built once per scan) instead of the files of equality_deletes one by one. Null for a task
+  // made by hand: its equality_deletes are then read for it alone.
+  std::shared_ptr<const EqualityDeleteIndex> equality_index;
 };
 
 }  // namespace lakesync::iceberg

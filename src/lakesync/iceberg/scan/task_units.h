@@ -6,13 +6,14 @@
 // identical for every thread count.
 //
 // Per task, the file's footer is read and its deletes loaded once (on the consumer's thread, in
-// order); the units share the task's DeleteFilter, and the scan's ScanContext shares delete files
-// between tasks (DeleteLoader: equality delete sets are built once per scan).
+// order); the units share the task's DeleteFilter, the scan's ScanContext shares position delete
+// files between tasks, and the planned snapshot's EqualityDeleteIndex its equality-delete key maps
+// (built once per scan, on this thread, the first time a task needs them: equality_deletes.h).
 //
 // Memory: at most `window` units (default 2 × threads) are read ahead, each holding what the caller's
 // function keeps of one row group; a scan that keeps the batches holds at most
-// (window + 1) × (one row group of the projected columns, decoded) plus the delete sets of the tasks
-// in flight, whatever the number of files.
+// (window + 1) × (one row group of the projected columns, decoded) plus the deletion vectors of the
+// tasks in flight and the scan's equality-delete key maps, whatever the number of files.
 #pragma once
 
 #include <functional>
