@@ -319,9 +319,10 @@ Result<DeleteWhereResult> DeleteWhereAttempt(const std::shared_ptr<Table>& table
           continue;
         }
         // Equality mode: the matched rows' key values go to a delete file in their data file's partition.
+        // The key columns by name (the writer puts them in its delete schema's order).
         ARROW_ASSIGN_OR_RAISE(auto keys, batch->SelectColumns([&] {
           std::vector<int> idx;
-          for (size_t c = 0; c < equality_columns.size(); ++c) idx.push_back(static_cast<int>(c));
+          for (const auto& c : equality_columns) idx.push_back(batch->schema()->GetFieldIndex(c));
           return idx;
         }()));
         for (int64_t i = 0; i < batch->num_rows(); ++i) {

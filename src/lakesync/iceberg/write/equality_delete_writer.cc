@@ -1,5 +1,7 @@
 #include "lakesync/iceberg/write/equality_delete_writer.h"
 
+#include <algorithm>
+
 #include <arrow/array.h>
 #include <arrow/record_batch.h>
 
@@ -88,6 +90,17 @@ Status EqualityDeleteWriter::Write(const std::shared_ptr<arrow::RecordBatch>& ro
       columns.push_back(arrow::MakeArray(data));
     }
     return writer_->Write(*arrow::RecordBatch::Make(writer_->arrow_schema(), rows->num_rows(), columns));
+  }
+  const auto& want = *writer_->arrow_schema();
+  if (rows->num_columns() == want.num_fields() && rows->schema()->field_names() != want.field_names()) {
+    // The delete schema's columns in another order (the order a caller named its key columns in):
+    // taken by name, since the file's columns follow the table schema's order.
+    std::vector<int> by_name;
+    for (const auto& f : want.fields()) by_name.push_back(rows->schema()->GetFieldIndex(f->name()));
+    if (std::find(by_name.begin(), by_name.end(), -1) == by_name.end()) {
+      ARROW_ASSIGN_OR_RAISE(auto reordered, rows->SelectColumns(by_name));
+      return writer_->Write(*reordered);
+    }
   }
   if (rows->num_columns() != writer_->arrow_schema()->num_fields()) {
     return InvalidArgument(
