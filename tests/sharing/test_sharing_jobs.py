@@ -33,10 +33,10 @@ class Recipient:
         self.warehouse = root / "warehouse"
         self.env = dict(os.environ, LAKESYNC_WAREHOUSE=str(self.warehouse))
 
-    def job(self, name, source):
+    def job(self, name, source, key="order_id"):
         path = self.root / f"{name}.yaml"
         path.write_text(yaml.safe_dump({"name": name, "source": source,
-                                        "sink": {"table": f"shop.{name}", "equality_columns": ["order_id"]}}))
+                                        "sink": {"table": f"shop.{name}", "equality_columns": [key]}}))
         return path
 
     def run(self, job):
@@ -150,12 +150,8 @@ def test_a_shared_table_that_adds_a_column_and_widens_two_mid_range(tmp_path, se
                     configuration={"delta.enableChangeDataFeed": "true"})
     server = serve(shares_config({"t": provider}), root=tmp_path / "provider")
     recipient = Recipient(tmp_path, server.profile())
-    job = tmp_path / "t.yaml"
-    job.write_text(yaml.safe_dump({
-        "name": "t",
-        "source": {"type": "delta_sharing_cdc", "profile": str(recipient.profile), "table": "share1.default.t",
-                   "start_version": 0, "initial_snapshot": True},
-        "sink": {"table": "shop.t", "equality_columns": ["id"]}}))
+    job = recipient.job("t", {"type": "delta_sharing_cdc", "profile": str(recipient.profile),
+                              "table": "share1.default.t", "start_version": 0, "initial_snapshot": True}, key="id")
     assert recipient.run(job)[0]["status"] == "committed"
 
     write_deltalake(str(provider), pa.table({"id": pa.array([4], pa.int64()), "qty": pa.array([40], pa.int32()),
@@ -198,12 +194,8 @@ def test_a_column_mapping_rename_in_a_shared_table_is_followed(tmp_path, serve):
     provider = D.extract_corpus(tmp_path / "provider", ["cdf-column-mapping-name-mode"])["cdf-column-mapping-name-mode"]
     server = serve(shares_config({"t": provider}), root=tmp_path / "provider")
     recipient = Recipient(tmp_path, server.profile())
-    job = tmp_path / "t.yaml"
-    job.write_text(yaml.safe_dump({
-        "name": "t",
-        "source": {"type": "delta_sharing_cdc", "profile": str(recipient.profile), "table": "share1.default.t",
-                   "start_version": 0, "initial_snapshot": True},
-        "sink": {"table": "shop.t", "equality_columns": ["id"]}}))
+    job = recipient.job("t", {"type": "delta_sharing_cdc", "profile": str(recipient.profile),
+                              "table": "share1.default.t", "start_version": 0, "initial_snapshot": True}, key="id")
     assert recipient.run(job)[-1]["status"] in ("committed", "nothing-new")
     before = {f.name: f.field_id for f in recipient.table("t").schema().fields}
     rows_before = recipient.table("t").scan().to_arrow().to_pylist()

@@ -19,11 +19,9 @@ namespace lakesync::iceberg {
 namespace {
 
 using lakesync::testing::Field;
+using lakesync::testing::Json;
 using lakesync::testing::TempDir;
 
-std::shared_ptr<arrow::Array> Json(const std::shared_ptr<arrow::DataType>& type, const std::string& json) {
-  return arrow::json::ArrayFromJSONString(type, json).ValueOrDie();
-}
 
 void WriteParquet(const std::string& path, const std::shared_ptr<arrow::Table>& table) {
   auto out = arrow::io::FileOutputStream::Open(path).ValueOrDie();

@@ -21,11 +21,9 @@ namespace lakesync::iceberg {
 namespace {
 
 using lakesync::testing::Field;
+using lakesync::testing::Json;
 using lakesync::testing::TempDir;
 
-std::shared_ptr<arrow::Array> Json(const std::shared_ptr<arrow::DataType>& type, const std::string& json) {
-  return arrow::json::ArrayFromJSONString(type, json).ValueOrDie();
-}
 
 KeyColumns Keys(std::vector<std::shared_ptr<arrow::Array>> columns) {
   return KeyColumns::Make(std::move(columns)).ValueOrDie();

@@ -6,6 +6,7 @@
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 #include <arrow/io/file.h>
+#include <arrow/json/from_string.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,6 +23,11 @@
 #include "lakesync/iceberg/model/schema.h"
 
 namespace lakesync::testing {
+
+// An Arrow array from its JSON form (Arrow's own parser): Json(arrow::int64(), "[1, null]").
+inline std::shared_ptr<arrow::Array> Json(const std::shared_ptr<arrow::DataType>& type, const std::string& json) {
+  return arrow::json::ArrayFromJSONString(type, json).ValueOrDie();
+}
 
 #define LS_ASSERT_OK(expr)                                      \
   do {                                                          \

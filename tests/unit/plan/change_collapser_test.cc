@@ -19,20 +19,9 @@ using testing::Drain;
 using testing::ErrorOf;
 using testing::Rows;
 
-std::shared_ptr<arrow::Schema> ChangeSchema() {
-  return arrow::schema({arrow::field("id", arrow::int64()), arrow::field("name", arrow::utf8()),
-                        arrow::field("seq", arrow::int64()), arrow::field("op", arrow::utf8())});
-}
+using testing::ChangeSchema;
 
-CollapseOptions Options() {
-  CollapseOptions options;
-  options.key_columns = {"id"};
-  options.sequence_column = "seq";
-  options.change_type_column = "op";
-  options.output_columns = {"id", "name"};
-  options.source_name = "changes.parquet";
-  return options;
-}
+CollapseOptions Options() { return testing::ChangeOptions(); }
 
 // Collapses one batch given as JSON columns (id, name, seq, op).
 testing::Collected Collapse(const std::vector<std::string>& columns, CollapseOptions options = Options(),

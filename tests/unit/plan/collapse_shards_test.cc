@@ -18,18 +18,10 @@ namespace {
 
 using testing::RowSet;
 
-std::shared_ptr<arrow::Schema> ChangeSchema() {
-  return arrow::schema({arrow::field("id", arrow::int64()), arrow::field("name", arrow::utf8()),
-                        arrow::field("seq", arrow::int64()), arrow::field("op", arrow::utf8())});
-}
+using testing::ChangeSchema;
 
 CollapseOptions Options(int64_t memory_limit, const std::string& spill_directory) {
-  CollapseOptions options;
-  options.key_columns = {"id"};
-  options.sequence_column = "seq";
-  options.change_type_column = "op";
-  options.output_columns = {"id", "name"};
-  options.source_name = "changes.parquet";
+  CollapseOptions options = testing::ChangeOptions();
   options.memory_limit_bytes = memory_limit;
   options.spill_directory = spill_directory;
   return options;

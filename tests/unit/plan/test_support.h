@@ -16,6 +16,23 @@
 
 namespace lakesync::plan::testing {
 
+// The change stream most collapse tests use: key id, payload name, sequence seq, change type op.
+inline std::shared_ptr<arrow::Schema> ChangeSchema() {
+  return arrow::schema({arrow::field("id", arrow::int64()), arrow::field("name", arrow::utf8()),
+                        arrow::field("seq", arrow::int64()), arrow::field("op", arrow::utf8())});
+}
+
+// Collapse options for ChangeSchema(): key id, output id and name.
+inline CollapseOptions ChangeOptions() {
+  CollapseOptions options;
+  options.key_columns = {"id"};
+  options.sequence_column = "seq";
+  options.change_type_column = "op";
+  options.output_columns = {"id", "name"};
+  options.source_name = "changes.parquet";
+  return options;
+}
+
 // One JSON array per column, e.g. Batch(schema, {"[1, 2]", "[\"a\", null]"}).
 inline std::shared_ptr<arrow::RecordBatch> Batch(const std::shared_ptr<arrow::Schema>& schema,
                                                  const std::vector<std::string>& columns) {
