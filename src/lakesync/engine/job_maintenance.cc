@@ -12,6 +12,7 @@
 #include "lakesync/maintenance/expire_snapshots.h"
 #include "lakesync/maintenance/remove_orphans.h"
 #include "lakesync/maintenance/rewrite_manifests.h"
+#include "lakesync/sink/progress.h"
 #include "lakesync/table/snapshot_update.h"
 
 namespace lakesync::engine {
@@ -49,20 +50,6 @@ Status CheckBlock(const Json& block, const std::vector<std::string>& keys, const
   return CheckKnownKeys(block, keys, where);
 }
 
-int64_t SummaryInt(const iceberg::Snapshot& s, const char* key, bool& present) {
-  auto it = s.summary.find(key);
-  if (it == s.summary.end()) {
-    present = false;
-    return 0;
-  }
-  try {
-    return std::stoll(it->second);
-  } catch (...) {
-    present = false;
-    return 0;
-  }
-}
-
 // Records that a scheduled step ran, in a commit of its own (steps that commit nothing else).
 Status RecordLastRun(table::Table& t, std::string_view step, int64_t now_ms) {
   std::vector<iceberg::TableRequirement> requirements = {iceberg::AssertTableUuid{t.metadata()->table_uuid}};
@@ -93,20 +80,10 @@ bool Due(const table::Table& t, std::string_view step, std::chrono::seconds ever
 Result<Json> RunCompact(const MaintenanceConfig::Compact& c, const std::shared_ptr<table::Table>& t) {
   auto snapshot = t->metadata()->CurrentSnapshot();
   if (!snapshot) return Json{{"status", "not-due"}, {"reason", "the table has no snapshot"}};
-  // The table's state from the snapshot summary's totals (every lakesync commit writes them); a table
-  // whose summary lacks them is counted from its manifests.
-  bool present = true;
-  int64_t records = SummaryInt(*snapshot, "total-records", present);
-  int64_t deleted = SummaryInt(*snapshot, "total-position-deletes", present) +
-                    SummaryInt(*snapshot, "total-equality-deletes", present);
-  int64_t files = SummaryInt(*snapshot, "total-data-files", present);
-  if (!present) {
-    ARROW_ASSIGN_OR_RAISE(auto live, table::ReadLiveEntries(*t->io(), *t->metadata(), *snapshot));
-    records = deleted = 0;
-    files = static_cast<int64_t>(live.data.size());
-    for (const auto& e : live.data) records += e.data_file->record_count;
-    for (const auto& e : live.deletes) deleted += e.data_file->record_count;
-  }
+  ARROW_ASSIGN_OR_RAISE(auto totals, sink::CountSnapshotTotals(*t->io(), *t->metadata(), *snapshot));
+  const int64_t records = totals.records;
+  const int64_t deleted = totals.deleted_positions + totals.equality_deletes;
+  const int64_t files = totals.data_files;
   const double ratio = records > 0 ? static_cast<double>(deleted) / static_cast<double>(records) : 0.0;
   Json report = {{"deleted_ratio", ratio}, {"data_files", files}};
   const bool by_ratio = c.when_deleted_ratio && deleted > 0 && ratio >= *c.when_deleted_ratio;

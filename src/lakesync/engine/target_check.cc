@@ -22,30 +22,13 @@ Result<std::optional<TargetTable>> Inspect(catalog::Catalog& catalog, const cata
   t.id = id;
   ARROW_ASSIGN_OR_RAISE(t.sinks, sink::CommittedPositions(*loaded->metadata));
   if (auto current = loaded->metadata->CurrentSnapshot()) {
-    if (auto records = sink::SummaryNumber(*current, "total-records")) {
-      t.records = *records;
-      t.live_records = sink::LiveRecords(*current);
-    } else {
-      // The spec leaves the summary's totals optional (other writers may omit them or write them
-      // differently): count the rows from the manifests, so that an import never mistakes a full
-      // table for an empty one.
-      auto io = loaded->io ? loaded->io : catalog.io();
-      auto live = table::ReadLiveEntries(*io, *loaded->metadata, *current);
-      if (!live.ok()) {
-        return WithContext(live.status(), fmt::format("counting the rows of {} (snapshot {} has no total-records)",
-                                                      id.ToString(), current->snapshot_id));
-      }
-      // As sink::LiveRecords does from the totals: rows less deleted positions, unknown under
-      // equality deletes (they may match any number of rows).
-      int64_t deleted_positions = 0;
-      bool equality = false;
-      for (const auto& e : live->data) t.records += e.data_file->record_count;
-      for (const auto& e : live->deletes) {
-        equality = equality || e.data_file->content == iceberg::FileContent::kEqualityDeletes;
-        deleted_positions += e.data_file->record_count;
-      }
-      if (!equality) t.live_records = t.records - deleted_positions;
-    }
+    // Counted from the manifests when the summary lacks its totals, so that an import never mistakes
+    // a full table for an empty one.
+    auto io = loaded->io ? loaded->io : catalog.io();
+    LS_ASSIGN_OR_RAISE_CTX(auto totals, sink::CountSnapshotTotals(*io, *loaded->metadata, *current),
+                           "counting the rows of {} (snapshot {})", id.ToString(), current->snapshot_id);
+    t.records = totals.records;
+    t.live_records = totals.live();
   }
   return std::optional<TargetTable>(std::move(t));
 }

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "lakesync/table/snapshot_update.h"
+
 namespace lakesync::sink {
 namespace {
 
@@ -44,6 +46,33 @@ std::optional<int64_t> LiveRecords(const iceberg::Snapshot& snapshot) {
   if (!records) return std::nullopt;
   if (SummaryNumber(snapshot, "total-equality-deletes").value_or(0) > 0) return std::nullopt;
   return *records - SummaryNumber(snapshot, "total-position-deletes").value_or(0);
+}
+
+Result<SnapshotTotals> CountSnapshotTotals(const io::FileIO& io, const iceberg::TableMetadata& metadata,
+                                           const iceberg::Snapshot& snapshot) {
+  auto records = SummaryNumber(snapshot, "total-records");
+  auto files = SummaryNumber(snapshot, "total-data-files");
+  auto positions = SummaryNumber(snapshot, "total-position-deletes");
+  auto equality = SummaryNumber(snapshot, "total-equality-deletes");
+  SnapshotTotals t;
+  if (records && files && positions && equality) {
+    t.records = *records;
+    t.data_files = *files;
+    t.deleted_positions = *positions;
+    t.equality_deletes = *equality;
+    return t;
+  }
+  ARROW_ASSIGN_OR_RAISE(auto live, table::ReadLiveEntries(io, metadata, snapshot));
+  t.data_files = static_cast<int64_t>(live.data.size());
+  for (const auto& e : live.data) t.records += e.data_file->record_count;
+  for (const auto& e : live.deletes) {
+    if (e.data_file->content == iceberg::FileContent::kEqualityDeletes) {
+      t.equality_deletes += e.data_file->record_count;
+    } else {
+      t.deleted_positions += e.data_file->record_count;
+    }
+  }
+  return t;
 }
 
 std::optional<int64_t> RemovedRecords(const iceberg::Snapshot& snapshot) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "lakesync/iceberg/model/table_metadata.h"
+#include "lakesync/io/file_io.h"
 #include "lakesync/sink/cdc_writer.h"
 
 namespace lakesync::sink {
@@ -23,6 +24,22 @@ std::optional<int64_t> SummaryNumber(const iceberg::Snapshot& snapshot, const st
 // total-position-deletes (deletion vectors count there too). nullopt when the summary lacks the
 // totals or the table has equality deletes, whose effect the summary cannot tell.
 std::optional<int64_t> LiveRecords(const iceberg::Snapshot& snapshot);
+
+// A snapshot's totals: from its summary when it has them all (every lakesync commit writes them),
+// else counted from its manifests (the spec leaves the totals optional; other writers may omit them).
+struct SnapshotTotals {
+  int64_t records = 0;             // physical rows of the live data files
+  int64_t data_files = 0;
+  int64_t deleted_positions = 0;   // rows of position delete files and deletion vectors
+  int64_t equality_deletes = 0;    // rows of equality delete files (keys, not rows they delete)
+  // Rows readers see: records less deleted positions; unknown under equality deletes.
+  std::optional<int64_t> live() const {
+    if (equality_deletes > 0) return std::nullopt;
+    return records - deleted_positions;
+  }
+};
+Result<SnapshotTotals> CountSnapshotTotals(const io::FileIO& io, const iceberg::TableMetadata& metadata,
+                                           const iceberg::Snapshot& snapshot);
 
 // Rows a snapshot took away from what readers see: the live rows of removed data files plus the rows its
 // deletes (deletion vectors, position and equality deletes) remove; a replaced deletion vector counts
