@@ -428,18 +428,7 @@ Committed CommitShards(const std::shared_ptr<catalog::Catalog>& cat, const sink:
     table_result.data_bytes += shard.data_bytes;
     table_result.missing_deletes += shard.missing_deletes;
     rows_deleted += shard.equality_deleted;
-    const auto& c = shard.changes;
-    changes.changes += c.changes;
-    changes.inserts += c.inserts;
-    changes.update_befores += c.update_befores;
-    changes.update_afters += c.update_afters;
-    changes.deletes += c.deletes;
-    changes.keys += c.keys;
-    changes.rows_to_write += c.rows_to_write;
-    changes.keys_to_delete += c.keys_to_delete;
-    changes.collapsed_away += c.collapsed_away;
-    changes.dead_letters += c.dead_letters;
-    changes.spilled_bytes += c.spilled_bytes;
+    changes += shard.changes;
   }
   for (const auto& d : delete_docs) {
     auto deletes = Value(sink::StagedDeletesFromJson(d, m));

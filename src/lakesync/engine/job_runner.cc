@@ -411,19 +411,7 @@ void AddApply(sink::ApplyResult& total, sink::ApplyResult part) {
     it->data_bytes += t.data_bytes;
     it->attempts += t.attempts;
   }
-  auto& c = total.changes;
-  const auto& p = part.changes;
-  c.changes += p.changes;
-  c.inserts += p.inserts;
-  c.update_befores += p.update_befores;
-  c.update_afters += p.update_afters;
-  c.deletes += p.deletes;
-  c.keys += p.keys;
-  c.rows_to_write += p.rows_to_write;
-  c.keys_to_delete += p.keys_to_delete;
-  c.collapsed_away += p.collapsed_away;
-  c.dead_letters += p.dead_letters;
-  c.spilled_bytes += p.spilled_bytes;
+  total.changes += part.changes;
   total.dead_letters += part.dead_letters;
   if (!part.dead_letter_location.empty()) total.dead_letter_location = part.dead_letter_location;
 }

@@ -94,7 +94,25 @@ struct CollapseStats {
   int64_t collapsed_away = 0;  // valid changes that were not written as a row
   int64_t dead_letters = 0;
   int64_t spilled_bytes = 0;   // bytes written to spill files (re-splits included)
+
+  // Sums every counter: the totals of a run made of parts, shards or destinations.
+  CollapseStats& operator+=(const CollapseStats& o) {
+    changes += o.changes;
+    inserts += o.inserts;
+    update_befores += o.update_befores;
+    update_afters += o.update_afters;
+    deletes += o.deletes;
+    keys += o.keys;
+    rows_to_write += o.rows_to_write;
+    keys_to_delete += o.keys_to_delete;
+    collapsed_away += o.collapsed_away;
+    dead_letters += o.dead_letters;
+    spilled_bytes += o.spilled_bytes;
+    return *this;
+  }
 };
+// A new counter must be added to operator+= too.
+static_assert(sizeof(CollapseStats) == 11 * sizeof(int64_t), "CollapseStats::operator+= sums every counter");
 
 // One independent slice of the key space: all changes of a key are in exactly one part.
 struct CollapsedPart {

@@ -938,21 +938,7 @@ Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const Ap
     if (!r.ok()) return fail(WithContext(r.status(), "applying changes to " + d->name));
     // A buffered commit lands (or not) in CommitAll below: the record stays until then.
     if (!buffered) table::EndWriteAttempt(*d->table, Status::OK());
-    if (d->collapser) {
-      const auto& s = d->collapser->stats();
-      auto& t = result.changes;
-      t.changes += s.changes;
-      t.inserts += s.inserts;
-      t.update_befores += s.update_befores;
-      t.update_afters += s.update_afters;
-      t.deletes += s.deletes;
-      t.keys += s.keys;
-      t.rows_to_write += s.rows_to_write;
-      t.keys_to_delete += s.keys_to_delete;
-      t.collapsed_away += s.collapsed_away;
-      t.dead_letters += s.dead_letters;
-      t.spilled_bytes += s.spilled_bytes;
-    }
+    if (d->collapser) result.changes += d->collapser->stats();
     result.tables.push_back(std::move(*r));
   }
   if (buffered) {

@@ -34,6 +34,23 @@ testing::Collected Collapse(const std::vector<std::string>& columns, CollapseOpt
   return out;
 }
 
+TEST(CollapseStats, SumsEveryCounter) {
+  plan::CollapseStats a{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  const plan::CollapseStats b{10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110};
+  a += b;
+  EXPECT_EQ(a.changes, 11);
+  EXPECT_EQ(a.inserts, 22);
+  EXPECT_EQ(a.update_befores, 33);
+  EXPECT_EQ(a.update_afters, 44);
+  EXPECT_EQ(a.deletes, 55);
+  EXPECT_EQ(a.keys, 66);
+  EXPECT_EQ(a.rows_to_write, 77);
+  EXPECT_EQ(a.keys_to_delete, 88);
+  EXPECT_EQ(a.collapsed_away, 99);
+  EXPECT_EQ(a.dead_letters, 110);
+  EXPECT_EQ(a.spilled_bytes, 121);
+}
+
 TEST(ChangeCollapser, InsertThenDeleteInOneBatchWritesNothing) {
   CollapseStats stats;
   auto out = Collapse({"[1, 1]", R"(["a", "a"])", "[1, 2]", R"(["INSERT", "DELETE"])"}, Options(), &stats);
