@@ -25,6 +25,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -341,13 +342,18 @@ std::vector<std::pair<int32_t, nb::object>> SplitByShard(nb::handle changes, con
 
 sink::ApplyTarget TargetFrom(const Json& doc) { return Value(sink::ApplyTarget::FromJson(doc)); }
 
+// `evolution`, `renames`: the schema change the commit makes (sink/schema_evolution.h), planned here
+// from the input's schema and carried to the shards and the commit by the target.
 std::string Prepare(const std::shared_ptr<catalog::Catalog>& cat, const sink::SinkConfig& config,
                     const std::shared_ptr<arrow::Schema>& schema, const std::optional<std::string>& position,
-                    const std::string& source_name) {
+                    const std::string& source_name, sink::SchemaEvolution evolution = sink::SchemaEvolution::kNone,
+                    const std::map<std::string, std::string>& renames = {}) {
   auto writer = Value(sink::CdcWriter::Make(cat, config));
   sink::ApplyOptions options;
   options.source_position = position;
   options.source_name = source_name;
+  options.schema_evolution = evolution;
+  options.column_renames = renames;
   return Value(writer->Prepare(schema, options)).ToJson().dump();
 }
 
@@ -410,6 +416,8 @@ Committed CommitShards(const std::shared_ptr<catalog::Catalog>& cat, const sink:
   auto pinned = Value(sink::OpenPinned(cat, target));
   const auto& m = *pinned->metadata();
   sink::FilesToCommit files;
+  files.schema = target.schema;  // planned by Prepare on the pinned state, made current with the snapshot
+  files.schema_base = pinned->metadata();
   std::vector<std::string> owned;
   int64_t rows_deleted = 0;
   auto& changes = out.apply.changes;
@@ -498,10 +506,11 @@ class PySink {
   int32_t num_shards() const { return config_.num_shards; }
   bool merge_on_read() const { return config_.mode == sink::WriteMode::kMergeOnRead; }
 
-  std::string prepare(nb::handle changes, std::optional<std::string> position) {
+  std::string prepare(nb::handle changes, std::optional<std::string> position, const std::string& schema_evolution) {
     auto reader = ImportReader(changes);
     nb::gil_scoped_release release;
-    return Prepare(catalog_, config_, reader->schema(), position, "changes");
+    auto evolution = Value(sink::ParseSchemaEvolution(schema_evolution, "schema_evolution"));
+    return Prepare(catalog_, config_, reader->schema(), position, "changes", evolution);
   }
   std::string stage(const std::string& target_json, nb::handle changes) {
     auto target = ParseJson(target_json, "target");
@@ -666,15 +675,33 @@ class PyJob {
                                     runner_->job().location));
     }
     Json out = {{"job", runner_->job().name}, {"source", runner_->DescribeSource()}, {"plan", PlanToJson(plan)},
-                {"tasks", Json::array()}, {"target", nullptr}};
+                {"tasks", Json::array()}, {"parts", Json::array()}, {"target", nullptr}};
     if (plan.nothing_new) return out.dump();
-    auto tasks = Value(runner_->Tasks(plan));
-    for (const auto& t : tasks) out["tasks"].push_back({{"from", t.from}, {"through", t.through}, {"snapshot", t.snapshot}});
-    // The stream's schema (to create the table) comes from the first task's reader; nothing is read.
-    auto first = Value(runner_->Read(tasks.front()));
-    out["target"] = Json::parse(
-        Prepare(runner_->catalog(), runner_->job().sink, first->schema(), plan.position, runner_->DescribeSource()));
+    // The range split at the source's schema changes by the engine's own rule (JobRunner::Parts, what
+    // `lakesync run` applies): each part is prepared, staged and committed in turn.
+    auto parts = Value(runner_->Parts(plan));
+    for (const auto& part : parts) {
+      engine::RunPlan part_plan = plan;
+      part_plan.from = part.from;
+      part_plan.through = part.through;
+      Json tasks = Json::array();
+      for (const auto& t : Value(runner_->Tasks(part_plan))) {
+        tasks.push_back({{"from", t.from}, {"through", t.through}, {"snapshot", t.snapshot}});
+        out["tasks"].push_back(tasks.back());
+      }
+      out["parts"].push_back({{"from", part.from}, {"through", part.through}, {"position", part.position},
+                              {"renames", part.renames}, {"tasks", std::move(tasks)}});
+    }
+    out["target"] = Json::parse(PrepareUnlocked(out["parts"].front()));
     return out.dump();
+  }
+
+  // The target of one part of the plan (an element of its "parts"), prepared on the table as it is
+  // now: after the parts before it committed.
+  std::string prepare(const std::string& part_json) {
+    auto part = ParseJson(part_json, "part");
+    nb::gil_scoped_release release;
+    return PrepareUnlocked(part);
   }
 
   nb::object read(int64_t from, int64_t through, bool snapshot) {
@@ -715,6 +742,15 @@ class PyJob {
     summary.source = runner_->DescribeSource();
     if (!doc.contains("plan")) throw StatusError(InvalidArgument("plan: missing 'plan'"));
     auto plan = PlanFromJson(doc["plan"]);
+    if (doc.contains("part") && !doc["part"].is_null()) {  // one part of a range split at schema changes
+      try {
+        plan.from = doc["part"].at("from").get<int64_t>();
+        plan.through = doc["part"].at("through").get<int64_t>();
+        plan.position = doc["part"].at("position").get<std::string>();
+      } catch (const Json::exception& e) {
+        throw StatusError(InvalidArgument("plan: part: {}", e.what()));
+      }
+    }
     summary.committed_before = plan.committed_before;
     if (plan.nothing_new) {
       summary.status = "nothing-new";
@@ -734,6 +770,25 @@ class PyJob {
   }
 
  private:
+  // The stream's schema (to create the table, and to plan the schema change) comes from the part's
+  // first task's reader; nothing is read.
+  std::string PrepareUnlocked(const Json& part) {
+    engine::ReadTask first;
+    std::string position;
+    std::map<std::string, std::string> renames;
+    try {
+      const auto& task = part.at("tasks").at(0);
+      first = {task.at("from").get<int64_t>(), task.at("through").get<int64_t>(), task.at("snapshot").get<bool>()};
+      position = part.at("position").get<std::string>();
+      renames = part.value("renames", std::map<std::string, std::string>{});
+    } catch (const Json::exception& e) {
+      throw StatusError(InvalidArgument("part: {}", e.what()));
+    }
+    auto reader = Value(runner_->Read(first));
+    return Prepare(runner_->catalog(), runner_->job().sink, reader->schema(), position, runner_->DescribeSource(),
+                   runner_->job().schema_evolution, renames);
+  }
+
   std::shared_ptr<engine::JobRunner> runner_;
 };
 
@@ -785,7 +840,7 @@ NB_MODULE(_core, m) {
       .def(nb::init<PyCatalog&, const std::string&>(), "catalog"_a, "options_json"_a)
       .def_prop_ro("num_shards", &PySink::num_shards)
       .def_prop_ro("merge_on_read", &PySink::merge_on_read)
-      .def("prepare", &PySink::prepare, "changes"_a, "position"_a.none())
+      .def("prepare", &PySink::prepare, "changes"_a, "position"_a.none(), "schema_evolution"_a = "none")
       .def("stage", &PySink::stage, "target_json"_a, "changes"_a)
       .def("write_deletes", &PySink::write_deletes, "target_json"_a, "entries_json"_a)
       .def("commit", &PySink::commit, "target_json"_a, "position"_a.none(), "shards_json"_a, "deletes_json"_a);
@@ -813,6 +868,7 @@ NB_MODULE(_core, m) {
       .def_prop_ro("num_shards", &PyJob::num_shards)
       .def_prop_ro("merge_on_read", &PyJob::merge_on_read)
       .def("plan", &PyJob::plan)
+      .def("prepare", &PyJob::prepare, "part_json"_a)
       .def("read", &PyJob::read, "from_"_a, "through"_a, "snapshot"_a)
       .def("stage", &PyJob::stage, "target_json"_a, "changes"_a)
       .def("write_deletes", &PyJob::write_deletes, "target_json"_a, "entries_json"_a)

@@ -198,6 +198,11 @@ class SyncJob(beam.PTransform):
     The output is a ``PCollection`` with one element: the run's summary, the same dictionary as
     ``lakesync run`` prints. ``num_shards`` overrides the sink's ``num_shards``. The job file (and
     local source and warehouse paths) must be readable by the workers.
+
+    Schema changes (``schema_evolution``, docs/jobs.md) are followed as by ``lakesync run``: a range
+    across source schema changes is split into the same parts (the engine plans them), each staged
+    and committed in turn with its schema change; the summary is then the last part's, with the whole
+    ``range`` and each part's summary under ``parts``.
     """
 
     def __init__(self, job: Union[str, "os.PathLike[str]"], catalog: CatalogSpec = None,
@@ -219,9 +224,10 @@ class SyncJob(beam.PTransform):
         def factory():
             return _core.Job(job_path, _open_catalog(catalog))
 
-        def commit(target, shards, deletes):
+        def commit(target, shards, deletes, part=None):
             doc = dict(plan)
             doc["target"] = target
+            doc["part"] = part
             return json.loads(factory().commit(json.dumps(doc), list(shards), list(deletes)))
 
         if plan["plan"]["nothing_new"] or plan["target"] is None:
@@ -234,14 +240,39 @@ class SyncJob(beam.PTransform):
             steps = read_steps.get()
             yield from _batches(steps.read(task["from"], task["through"], task["snapshot"]))
 
-        tasks = (
-            pbegin
-            | "Tasks" >> beam.Create(plan["tasks"])
-            | "Distribute" >> beam.Reshuffle()
-            | "Read" >> beam.FlatMap(read)
-        )
-        target = pbegin | "Target" >> beam.Create([plan["target"]])
-        return _apply_staged(tasks, factory, target, num_shards, commit, "")
+        # The engine splits the range at the source's schema changes (schema_evolution: additive), as
+        # `lakesync run` does: each part is staged and committed in turn, its schema change with its
+        # data. A later part's target is prepared after the part before it committed (it waits on
+        # that commit's output), so it pins the table with the earlier schema changes and rows.
+        parts = plan["parts"]
+        commits = []
+        for i, part in enumerate(parts):
+            label = "" if i == 0 else f"Part{i}"
+            if i == 0:
+                target = pbegin | "Target" >> beam.Create([plan["target"]])
+            else:
+                target = commits[-1] | f"{label}Prepare" >> beam.Map(
+                    lambda _, part=part: json.loads(factory().prepare(json.dumps(part))))
+            tasks = (
+                pbegin
+                | f"{label}Tasks" >> beam.Create(part["tasks"])
+                | f"{label}Distribute" >> beam.Reshuffle()
+                | f"{label}Read" >> beam.FlatMap(read)
+            )
+            part_commit = (lambda t, shards, deletes, part=part:
+                           commit(t, shards, deletes, part if len(parts) > 1 else None))
+            commits.append(_apply_staged(tasks, factory, target, num_shards, part_commit, label))
+        if len(commits) == 1:
+            return commits[0]
+
+        def summarize(last, *earlier):
+            # One summary for the run: the last part's, over the whole range, with every part's own.
+            summary = dict(last)
+            summary["range"] = {"from": plan["plan"]["from"], "through": plan["plan"]["through"]}
+            summary["parts"] = list(earlier) + [last]
+            return summary
+
+        return commits[-1] | "Summary" >> beam.Map(summarize, *[beam.pvalue.AsSingleton(c) for c in commits[:-1]])
 
 
 class _ReadChanges(beam.PTransform):
@@ -412,12 +443,16 @@ class WriteIcebergChanges(beam.PTransform):
     """Applies a ``PCollection`` of change batches to one Iceberg table, in one commit.
 
     ``sink_options`` are the Iceberg sink's keys (docs/sink.md; ``num_shards`` sets the shard count).
-    ``source_position`` (with ``sink_id``) is recorded in the commit for exactly-once. The output has
-    one element: the summary dictionary of :meth:`lakesync.Catalog.apply`.
+    ``source_position`` (with ``sink_id``) is recorded in the commit for exactly-once. With
+    ``schema_evolution="additive"`` the table follows the input's schema as a job's does (docs/jobs.md:
+    new columns, widened types; incompatible changes fail before anything is written), planned from
+    the first batch's schema and committed with the data; the default ``"none"`` never changes the
+    table's schema, as :meth:`lakesync.Catalog.apply`. The output has one element: the summary
+    dictionary of :meth:`lakesync.Catalog.apply`.
     """
 
     def __init__(self, table: str, catalog: CatalogSpec = None, *, source_position: Union[str, int, None] = None,
-                 **sink_options: Any) -> None:
+                 schema_evolution: str = "none", **sink_options: Any) -> None:
         super().__init__()
         options = dict(sink_options)
         options["table"] = table
@@ -428,9 +463,11 @@ class WriteIcebergChanges(beam.PTransform):
         self._options = options
         self._catalog = _catalog_config(catalog) or _catalog_config(lakesync.Catalog())
         self._position = None if source_position is None else str(source_position)
+        self._schema_evolution = schema_evolution
 
     def expand(self, pcoll):
         options, catalog, position = self._options, self._catalog, self._position
+        evolution = self._schema_evolution
 
         def factory():
             return _core.Sink(_core.Catalog(json.dumps(catalog), None), json.dumps(options))
@@ -439,7 +476,7 @@ class WriteIcebergChanges(beam.PTransform):
 
         def prepare(batch):
             stream = pa.RecordBatchReader.from_batches(batch.schema, [batch]).__arrow_c_stream__()
-            return json.loads(factory().prepare(stream, position))
+            return json.loads(factory().prepare(stream, position, evolution))
 
         def commit(target, shards, deletes):
             return json.loads(factory().commit(json.dumps(target), position, list(shards), list(deletes)))

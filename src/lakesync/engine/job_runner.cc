@@ -418,39 +418,54 @@ void AddApply(sink::ApplyResult& total, sink::ApplyResult part) {
 
 }  // namespace
 
-Result<sink::ApplyResult> JobRunner::ApplyBySchema(const RunPlan& plan, const RunOptions& options,
-                                                  int64_t started_ms) {
+Result<std::vector<RunPart>> JobRunner::Parts(const RunPlan& plan) {
+  std::vector<RunPart> parts;
+  if (plan.nothing_new) return parts;
+  if (plan.initial_snapshot || plan.overwrite || job_.schema_evolution != sink::SchemaEvolution::kAdditive) {
+    parts.push_back({plan.from, plan.through, plan.position, {}});
+    return parts;
+  }
   // A range that crosses schema changes is applied in parts, one per schema, each committed with its
   // own position: the rows before a change are written with the schema they had (the columns added
   // later are null in them), and each part's commit carries the schema change it needs with its
   // snapshot. A failure in a later part leaves the earlier parts committed; the next run resumes
   // after the last committed part.
   ARROW_ASSIGN_OR_RAISE(auto changes_at, source_->SchemaChangesIn(plan.from, plan.through));
-  std::vector<std::pair<int64_t, int64_t>> parts;
   int64_t start = plan.from;
   for (int64_t at : changes_at) {
     if (at <= start || at > plan.through) continue;
-    parts.emplace_back(start, at - 1);
+    parts.push_back({start, at - 1, source_->PositionText(at - 1), {}});
     start = at;
   }
-  parts.emplace_back(start, plan.through);
+  parts.push_back({start, plan.through, source_->PositionText(plan.through), {}});
   if (parts.size() > 1) {
     LS_LOG_INFO("job {}: the source's schema changes at position(s) {} inside {}..{}; applying {} parts, each "
                 "committed with its own schema", job_.name, fmt::join(changes_at, ", "), plan.from, plan.through,
                 parts.size());
   }
-  ARROW_ASSIGN_OR_RAISE(auto config, SinkConfigForRun(started_ms));
-  sink::ApplyResult total;
   std::optional<int64_t> before = plan.committed_before;
-  for (const auto& [from, through] : parts) {
-    sink::ApplyOptions apply;
-    apply.source_position = source_->PositionText(through);
-    apply.source_name = source_->Describe();
-    apply.schema_evolution = job_.schema_evolution;
+  for (auto& part : parts) {
     if (before) {
-      LS_ASSIGN_OR_RAISE_CTX(apply.column_renames, source_->RenamesSince(*before, from),
+      LS_ASSIGN_OR_RAISE_CTX(part.renames, source_->RenamesSince(*before, part.from),
                              "{}: looking for renamed columns", job_.location);
     }
+    before = part.through;
+  }
+  return parts;
+}
+
+Result<sink::ApplyResult> JobRunner::ApplyBySchema(const RunPlan& plan, const RunOptions& options,
+                                                  int64_t started_ms) {
+  ARROW_ASSIGN_OR_RAISE(auto parts, Parts(plan));
+  ARROW_ASSIGN_OR_RAISE(auto config, SinkConfigForRun(started_ms));
+  sink::ApplyResult total;
+  for (const auto& part : parts) {
+    const int64_t from = part.from, through = part.through;
+    sink::ApplyOptions apply;
+    apply.source_position = part.position;
+    apply.source_name = source_->Describe();
+    apply.schema_evolution = job_.schema_evolution;
+    apply.column_renames = part.renames;
     ARROW_ASSIGN_OR_RAISE(auto changes, Read(ReadTask{from, through, false}));
     auto observed = std::make_shared<ObservedReader>(changes, std::vector<std::string>{}, [&](int64_t rows) {
       if (options.progress) options.progress(rows, from, through);
@@ -458,7 +473,6 @@ Result<sink::ApplyResult> JobRunner::ApplyBySchema(const RunPlan& plan, const Ru
     ARROW_ASSIGN_OR_RAISE(auto writer, sink::CdcWriter::Make(catalog_, config));
     LS_ASSIGN_OR_RAISE_CTX(auto result, writer->Apply(*observed, apply), "applying positions {}..{}", from, through);
     AddApply(total, std::move(result));
-    before = through;
   }
   return total;
 }

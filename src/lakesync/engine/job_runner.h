@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -91,6 +92,15 @@ struct ReadTask {
   bool snapshot = false;
 };
 
+// One part of a run's range (schema_evolution, docs/jobs.md): commits the source reads with one
+// schema, applied and committed on their own with their own position. `renames`: the columns the
+// source renamed since the commit before `from` (old → new), for the sink to follow by id.
+struct RunPart {
+  int64_t from = 0, through = 0;
+  std::string position;  // the position text of `through`
+  std::map<std::string, std::string> renames;
+};
+
 // How JobRunner::Make treats a source it cannot open yet (its storage or catalog unreachable: a
 // transient error). Such a failure is retried with the job's retry policy, as a run is; a job that
 // repeats keeps trying, so a scheduled job started during an outage waits it out instead of exiting.
@@ -126,6 +136,10 @@ class JobRunner {
   // control columns of an import into an append-mode sink dropped).
   Result<RunPlan> Plan();
   Result<std::vector<ReadTask>> Tasks(const RunPlan& plan);
+  // Parts: the plan's range split at the source's schema changes (SchemaChangesIn) with the renames
+  // each part follows, under schema_evolution additive; otherwise (and for an import or overwrite)
+  // the whole range as one part. The CLI's run and the Beam driver both apply these parts in order.
+  Result<std::vector<RunPart>> Parts(const RunPlan& plan);
   Result<std::shared_ptr<arrow::RecordBatchReader>> Read(const ReadTask& task);
   std::string DescribeSource() const { return source_->Describe(); }
   // The job's source, for readers of its commit history (the dashboard's lag over time, lag.h).

@@ -352,6 +352,8 @@ Result<CdcWriter::Destination*> CdcWriter::DestinationFor(const std::string& nam
   if (options.schema_evolution == SchemaEvolution::kAdditive && !pinned_ && evolution_allowed_) {
     ARROW_RETURN_NOT_OK(EvolveFor(*dest, *input_schema, input_columns, options));
   }
+  // A distributed apply's shards write with the schema its Prepare planned (committed with the data).
+  if (pinned_ && pinned_->schema) dest->evolved = pinned_->schema;
   auto schema = dest->write_schema();
   for (const auto& f : schema->fields()) {
     if (std::find(input_columns.begin(), input_columns.end(), f.name) != input_columns.end()) {
@@ -994,8 +996,16 @@ Result<ApplyTarget> CdcWriter::Prepare(const std::shared_ptr<arrow::Schema>& inp
                                        const ApplyOptions& options) {
   ARROW_RETURN_NOT_OK(CheckDistributable());
   destinations_.clear();
+  // The schema change is planned here, once, from the input's schema; the target carries it to every
+  // shard and to the commit (ApplyTarget::schema), which makes it current with the snapshot.
+  evolution_allowed_ = true;
+  struct Disallow {
+    bool& flag;
+    ~Disallow() { flag = false; }
+  } disallow{evolution_allowed_};
   ARROW_ASSIGN_OR_RAISE(Destination * dest, DestinationFor(config_.table, input_schema, options));
   ApplyTarget target;
+  target.schema = dest->evolved;
   target.table = dest->name;
   target.metadata_location = dest->table->metadata_location();
   if (auto current = dest->table->metadata()->CurrentSnapshot()) target.snapshot_id = current->snapshot_id;

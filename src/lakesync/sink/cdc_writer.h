@@ -95,8 +95,8 @@ struct ApplyOptions {
   std::function<std::pair<std::string, int64_t>(int64_t)> locate_input_row;
   // Whether the table's schema follows the input's (sink/schema_evolution.h): with kAdditive, new
   // columns, widened types and `column_renames` (old → new names, as the source reports them) change
-  // the table's schema in the same commit as the data. Apply only; a distributed apply (Prepare/Stage)
-  // never changes the schema.
+  // the table's schema in the same commit as the data. A distributed apply plans the change in
+  // Prepare (ApplyTarget::schema); Stage ignores the option and writes with the target's schema.
   SchemaEvolution schema_evolution = SchemaEvolution::kNone;
   std::map<std::string, std::string> column_renames;
 };

@@ -7,6 +7,7 @@
 #include "lakesync/common/logging.h"
 #include "lakesync/formats/puffin/roaring64_portable.h"
 #include "lakesync/iceberg/model/content_file_json.h"
+#include "lakesync/iceberg/model/json_serde.h"
 #include "lakesync/sink/cdc_writer.h"
 #include "lakesync/table/snapshot_update.h"
 
@@ -119,6 +120,7 @@ Json ApplyTarget::ToJson() const {
   Json j = {{"table", table},     {"metadata_location", metadata_location}, {"key_columns", key_columns},
             {"created", created}, {"skipped", skipped},                     {"message", message}};
   j["snapshot_id"] = snapshot_id ? Json(*snapshot_id) : Json(nullptr);
+  if (schema) j["schema"] = {{"schema", iceberg::SchemaToJson(*schema->schema)}, {"last_column_id", schema->last_column_id}};
   return j;
 }
 
@@ -132,6 +134,13 @@ Result<ApplyTarget> ApplyTarget::FromJson(const Json& j) {
     t.created = j.value("created", false);
     t.skipped = j.value("skipped", false);
     t.message = j.value("message", std::string());
+    if (j.contains("schema") && !j["schema"].is_null()) {
+      iceberg::EvolvedSchema evolved;
+      LS_ASSIGN_OR_RAISE_CTX(evolved.schema, iceberg::SchemaFromJson(j["schema"].at("schema")), "apply target schema");
+      evolved.last_column_id = j["schema"].at("last_column_id").get<int32_t>();
+      evolved.changed = true;
+      t.schema = std::move(evolved);
+    }
     return t;
   });
 }
@@ -245,7 +254,7 @@ Result<CommitFilesResult> CommitFiles(const std::shared_ptr<table::Table>& table
   for (const auto& f : files.data_files) update.AddDataFile(f);
   for (const auto& f : files.delete_files) update.AddDeleteFile(f);
   for (const auto& [path, referenced] : files.removed_deletes) update.RemoveDeleteFile(path, referenced);
-  if (files.schema) update.SetSchema(*files.schema, *table->metadata());
+  if (files.schema) update.SetSchema(*files.schema, files.schema_base ? *files.schema_base : *table->metadata());
   std::set<std::string> resolved;  // by `resolve`, for the attempt being made
   if (resolve) {
     update.SetAttemptDeletes([&](table::AttemptDeletes& deletes) {

@@ -48,6 +48,10 @@ struct ApplyTarget {
   bool created = false;                    // Prepare created the table
   bool skipped = false;                    // the source position is already committed
   std::string message;                     // why it is skipped
+  // schema_evolution (docs/jobs.md): the schema Prepare planned from the input, one above the pinned
+  // state's. Every shard writes its files with it and the commit makes it current with the snapshot,
+  // as CdcWriter::Apply does in one process. Unset: the pinned schema stays.
+  std::optional<iceberg::EvolvedSchema> schema;
 
   nlohmann::json ToJson() const;
   static Result<ApplyTarget> FromJson(const nlohmann::json& json);
@@ -109,6 +113,9 @@ struct FilesToCommit {
   std::set<std::string> resolved_data_files;
   // schema_evolution: the schema the files were written with, made current in the same commit.
   std::optional<iceberg::EvolvedSchema> schema;
+  // The state `schema` was planned on (a distributed apply's pinned state; unset: the table's current
+  // one): a commit on a state whose schema another writer changed since fails rather than replace it.
+  iceberg::TableMetadataPtr schema_base;
 };
 
 enum class CommitOutcome {

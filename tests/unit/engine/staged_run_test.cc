@@ -229,5 +229,81 @@ TEST_F(StagedRunTest, ARetriedCommitRecognisesItsOwnFilesAndAnotherWritersCommit
   EXPECT_EQ(Rows("db.retried"), before);
 }
 
+// schema_evolution in the distributed steps: Prepare plans the change from the input's schema, the
+// target carries it (through JSON) to every shard, which writes with it, and the commit makes it
+// current with the snapshot, as one process's Apply does. An incompatible change fails in Prepare
+// with Apply's message, before anything is written.
+TEST_F(StagedRunTest, PrepareCarriesTheEvolvedSchemaToTheShardsAndTheCommit) {
+  auto runner = Runner(Job("db.evolved", "3"), RandomCommits(5, 2, 10));
+  ASSERT_TRUE(runner->RunOnce().ok());
+  const auto& config = runner->job().sink;
+  auto make = [](std::vector<int64_t> ids, std::shared_ptr<arrow::DataType> note_type,
+                 std::shared_ptr<arrow::Array> notes) {
+    arrow::Int64Builder id_b, version_b;
+    arrow::StringBuilder value_b, kind_b;
+    for (int64_t id : ids) {
+      EXPECT_TRUE(id_b.Append(id).ok());
+      EXPECT_TRUE(value_b.Append(fmt::format("n{}", id)).ok());
+      EXPECT_TRUE(kind_b.Append("insert").ok());
+      EXPECT_TRUE(version_b.Append(7).ok());
+    }
+    auto schema = arrow::schema({arrow::field("id", arrow::int64(), false), arrow::field("value", arrow::utf8()),
+                                 arrow::field("note", note_type), arrow::field("_change_type", arrow::utf8(), false),
+                                 arrow::field("_commit_version", arrow::int64(), false)});
+    return arrow::RecordBatch::Make(schema, static_cast<int64_t>(ids.size()),
+                                    {id_b.Finish().ValueOrDie(), value_b.Finish().ValueOrDie(), notes,
+                                     kind_b.Finish().ValueOrDie(), version_b.Finish().ValueOrDie()});
+  };
+  arrow::Int64Builder notes;
+  ASSERT_TRUE(notes.AppendValues({1, 2}).ok());
+  auto batch = make({100, 101}, arrow::int64(), notes.Finish().ValueOrDie());
+  auto writer = sink::CdcWriter::Make(catalog_, config).ValueOrDie();
+  sink::ApplyOptions options;
+  options.source_position = "7";
+  options.schema_evolution = sink::SchemaEvolution::kAdditive;
+  auto target = writer->Prepare(batch->schema(), options).ValueOrDie();
+  ASSERT_TRUE(target.schema.has_value());
+  target = sink::ApplyTarget::FromJson(nlohmann::json::parse(target.ToJson().dump())).ValueOrDie();
+  ASSERT_TRUE(target.schema.has_value());
+  const auto* note = target.schema->schema->FindFieldByName("note");
+  ASSERT_NE(note, nullptr);
+  EXPECT_EQ(note->id, 3);  // the next id after id (1) and value (2)
+  EXPECT_EQ(target.schema->last_column_id, 3);
+  // Nothing changed yet: the table keeps its schema until the commit.
+  auto id = catalog::TableIdentifier::Parse("db.evolved").ValueOrDie();
+  EXPECT_EQ(table::Table::Load(catalog_, id).ValueOrDie()->metadata()->Schema()->FindFieldByName("note"), nullptr);
+
+  auto reader = arrow::RecordBatchReader::Make({batch}, batch->schema()).ValueOrDie();
+  auto staged = writer->Stage(*reader, target, {}).ValueOrDie();
+  auto pinned = sink::OpenPinned(catalog_, target).ValueOrDie();
+  sink::FilesToCommit files;
+  files.data_files = staged.data_files;
+  files.schema = target.schema;
+  files.schema_base = pinned->metadata();
+  auto current = table::Table::Load(catalog_, id).ValueOrDie();
+  auto committed = sink::CommitFiles(current, files, config, std::string("7"));
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  auto table = table::Table::Load(catalog_, id).ValueOrDie();
+  const auto& m = *table->metadata();
+  ASSERT_NE(m.Schema()->FindFieldByName("note"), nullptr);
+  ASSERT_TRUE(m.CurrentSnapshot()->schema_id.has_value());
+  EXPECT_EQ(*m.CurrentSnapshot()->schema_id, m.current_schema_id);  // the snapshot names the new schema
+  auto rows = table::TableScan::Make(table, {}).ValueOrDie()->Open().ValueOrDie()->ToTable().ValueOrDie();
+  auto note_values = rows->GetColumnByName("note");
+  ASSERT_NE(note_values, nullptr);
+  EXPECT_EQ(note_values->length() - note_values->null_count(), 2);  // old rows read null, new ones theirs
+
+  // An incompatible change (long → double is no promotion) fails in Prepare, with Apply's message.
+  arrow::DoubleBuilder doubles;
+  ASSERT_TRUE(doubles.AppendValues({1.5}).ok());
+  auto narrowed = make({102}, arrow::float64(), doubles.Finish().ValueOrDie());
+  auto bad = writer->Prepare(narrowed->schema(), options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("schema_evolution: db.evolved cannot follow the source"), std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("column 'note' changed from long to double"), std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace lakesync::engine
