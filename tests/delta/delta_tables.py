@@ -150,11 +150,7 @@ def enable_in_commit_timestamps(path: Path, from_version: int, step_ms: int = 50
     return icts
 
 
-def rename_column(path: Path, old: str, new: str, timestamp_ms: int = 1767225600000) -> int:
-    """Renames a column of a column-mapping table the way Spark's ALTER TABLE RENAME COLUMN does: one
-    commit whose metaData (the newest in the log) changes the logical name and keeps the physical
-    name. deltalake cannot write this commit, so it is written here. Returns the new version."""
-    log = Path(path) / "_delta_log"
+def _newest_metadata(log: Path) -> tuple[int, dict]:
     last = max(int(f.stem) for f in log.glob("*.json"))
     metadata = None
     for v in range(last + 1):
@@ -166,14 +162,59 @@ def rename_column(path: Path, old: str, new: str, timestamp_ms: int = 1767225600
             if "metaData" in action:
                 metadata = action["metaData"]
     assert metadata is not None, f"no metaData in {log}"
-    fields = json.loads(metadata["schemaString"])
-    assert any(f["name"] == old for f in fields["fields"]), (old, fields)
-    for f in fields["fields"]:
-        if f["name"] == old:
-            f["name"] = new
-    metadata["schemaString"] = json.dumps(fields)
-    commit = [{"commitInfo": {"timestamp": timestamp_ms, "operation": "RENAME COLUMN",
-                              "operationParameters": {"oldColumnPath": old, "newColumnPath": new}}},
+    return last, metadata
+
+
+def _schema_commit(path: Path, operation: str, parameters: dict, timestamp_ms: int, change) -> int:
+    """One commit whose metaData (the newest in the log) is changed by `change(fields of the schema)`,
+    as Spark's ALTER TABLE commits are: nothing else in it."""
+    log = Path(path) / "_delta_log"
+    last, metadata = _newest_metadata(log)
+    schema = json.loads(metadata["schemaString"])
+    change(schema)
+    metadata["schemaString"] = json.dumps(schema)
+    commit = [{"commitInfo": {"timestamp": timestamp_ms, "operation": operation, "operationParameters": parameters}},
               {"metaData": metadata}]
     (log / f"{last + 1:020d}.json").write_text("\n".join(json.dumps(a) for a in commit) + "\n")
     return last + 1
+
+
+def _struct_at(schema: dict, parents: list[str]) -> dict:
+    """The struct type holding a field at a dotted path (its parents' names)."""
+    struct = schema
+    for name in parents:
+        (field,) = [f for f in struct["fields"] if f["name"] == name]
+        struct = field["type"]
+    return struct
+
+
+def rename_column(path: Path, old: str, new: str, timestamp_ms: int = 1767225600000) -> int:
+    """Renames a column of a column-mapping table the way Spark's ALTER TABLE RENAME COLUMN does: one
+    commit whose metaData (the newest in the log) changes the logical name and keeps the physical
+    name. `old` may be a path to a struct field ("st.a"), `new` is then the field's new name alone
+    (Spark's RENAME COLUMN st.a TO b). deltalake cannot write this commit, so it is written here.
+    Returns the new version."""
+    *parents, leaf = old.split(".")
+
+    def change(schema):
+        struct = _struct_at(schema, parents)
+        assert any(f["name"] == leaf for f in struct["fields"]), (old, schema)
+        for f in struct["fields"]:
+            if f["name"] == leaf:
+                f["name"] = new
+
+    new_path = ".".join([*parents, new])
+    return _schema_commit(path, "RENAME COLUMN", {"oldColumnPath": old, "newColumnPath": new_path}, timestamp_ms,
+                          change)
+
+
+def drop_column(path: Path, name: str, timestamp_ms: int = 1767225600000) -> int:
+    """Drops a column of a column-mapping table the way Spark's ALTER TABLE DROP COLUMN does: one
+    commit whose metaData no longer has the column; the data files keep its values (under its physical
+    name), which readers no longer project. Returns the new version."""
+
+    def change(schema):
+        assert any(f["name"] == name for f in schema["fields"]), (name, schema)
+        schema["fields"] = [f for f in schema["fields"] if f["name"] != name]
+
+    return _schema_commit(path, "DROP COLUMNS", {"columns": json.dumps([name])}, timestamp_ms, change)

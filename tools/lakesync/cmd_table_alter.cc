@@ -65,9 +65,10 @@ void RegisterTableAlter(Cli& cli, CLI::App* table_cmd) {
     };
   });
 
-  auto* rename = alter->add_subcommand("rename-column", "Rename a column (its field id stays: old files read by id)");
-  rename->add_option("name", a->name, "the column")->required();
-  rename->add_option("new_name", a->new_name, "its new name")->required();
+  auto* rename = alter->add_subcommand(
+      "rename-column", "Rename a column, or a struct field by its path (st.a): its field id stays, old files read by id");
+  rename->add_option("name", a->name, "the column, or a struct field's path (st.a)")->required();
+  rename->add_option("new_name", a->new_name, "its new name (a field's name alone: b)")->required();
   rename->callback([&cli, a] {
     cli.action = [&cli, a]() -> Status {
       return RunAlter(cli, *a, iceberg::SchemaChange::Rename(a->name, a->new_name));

@@ -202,17 +202,51 @@ Result<TableSchema> ParseTableSchema(const std::string& schema_string, const std
   return out;
 }
 
+namespace {
+
+// Every field below a column, keyed by its path of physical names (the read schema's names, which a
+// rename under column mapping keeps), with its path of logical names (the output schema's, the same
+// shape): struct fields by name, list elements and map keys and values as "element", "key", "value".
+void LogicalPaths(const arrow::DataType& logical, const iceberg::Type& physical, const std::string& logical_path,
+                  const std::string& physical_path, std::map<std::string, std::string>& out) {
+  if (!physical.is_nested() || logical.num_fields() != static_cast<int>(physical.fields().size())) return;
+  for (int i = 0; i < logical.num_fields(); ++i) {
+    const auto& l = logical.field(i);
+    const auto& p = physical.fields()[static_cast<size_t>(i)];
+    const std::string lp = logical_path + "." + l->name(), pp = physical_path + "." + p.name;
+    out[pp] = lp;
+    LogicalPaths(*l->type(), *p.type, lp, pp, out);
+  }
+}
+
+std::map<std::string, std::string> LogicalPathsByPhysical(const TableSchema& schema) {
+  std::map<std::string, std::string> out;
+  for (size_t i = 0; i < schema.physical_names.size(); ++i) {
+    const auto& field = schema.output->field(static_cast<int>(i));
+    out[schema.physical_names[i]] = field->name();
+    const int read = schema.read_index[i];
+    if (read < 0) continue;  // a partition column: never nested
+    const auto& physical = schema.read_schema->fields()[static_cast<size_t>(read)];
+    LogicalPaths(*field->type(), *physical.type, field->name(), schema.physical_names[i], out);
+  }
+  return out;
+}
+
+std::string Leaf(const std::string& path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string::npos ? path : path.substr(dot + 1);
+}
+
+}  // namespace
+
 std::map<std::string, std::string> RenamedColumns(const TableSchema& before, const TableSchema& after) {
   std::map<std::string, std::string> renames;
   if (before.mode == ColumnMappingMode::kNone || after.mode == ColumnMappingMode::kNone) return renames;
-  std::map<std::string, std::string> before_by_physical;
-  for (size_t i = 0; i < before.physical_names.size(); ++i) {
-    before_by_physical[before.physical_names[i]] = before.output->field(static_cast<int>(i))->name();
-  }
-  for (size_t i = 0; i < after.physical_names.size(); ++i) {
-    auto it = before_by_physical.find(after.physical_names[i]);
-    const std::string& name = after.output->field(static_cast<int>(i))->name();
-    if (it != before_by_physical.end() && it->second != name) renames[it->second] = name;
+  const auto old_paths = LogicalPathsByPhysical(before);
+  for (const auto& [physical, path] : LogicalPathsByPhysical(after)) {
+    auto it = old_paths.find(physical);
+    // Only where the field's own name changed: a field inside a renamed struct keeps its name.
+    if (it != old_paths.end() && Leaf(it->second) != Leaf(path)) renames[it->second] = path;
   }
   return renames;
 }

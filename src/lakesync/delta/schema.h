@@ -40,9 +40,12 @@ struct TableSchema {
 Result<TableSchema> ParseTableSchema(const std::string& schema_string, const std::vector<std::string>& partition_columns,
                                      ColumnMappingMode mode);
 
-// Columns renamed between two schemas of one table, old logical name → new: under column mapping a
-// rename changes the logical name only and keeps the physical name, so columns are matched by it.
-// Without column mapping on either side a rename cannot be told from a drop and an add: none.
+// Columns and nested fields renamed between two schemas of one table, old logical path → new
+// ("qty" → "amount", "st.a" → "st.b", "st.a" → "st2.b" when its struct was renamed too): under
+// column mapping a rename changes the logical name only and keeps the physical name, so fields are
+// matched by their path of physical names. Only fields whose own name changed are listed (a field
+// inside a renamed struct is not). Without column mapping on either side a rename cannot be told
+// from a drop and an add: none.
 std::map<std::string, std::string> RenamedColumns(const TableSchema& before, const TableSchema& after);
 
 }  // namespace lakesync::delta

@@ -67,9 +67,10 @@ class ChangeSource {
   virtual Result<std::vector<int64_t>> SchemaChangesIn(int64_t from, int64_t through) {
     return std::vector<int64_t>{};
   }
-  // The columns renamed between the schema of the commit `before` and the schema that reads from
-  // `at` on produce (old name → new name), matched by the source's stable column ids (Iceberg field
-  // ids, Delta column-mapping physical names). Empty where the source cannot tell.
+  // The columns and struct fields renamed between the schema of the commit `before` and the schema
+  // that reads from `at` on produce, old path → new path ("qty" → "amount", "st.a" → "st.b"; a field
+  // inside a renamed struct only when its own name changed), matched by the source's stable ids
+  // (Iceberg field ids, Delta column-mapping physical names). Empty where the source cannot tell.
   virtual Result<std::map<std::string, std::string>> RenamesSince(int64_t before, int64_t at) {
     return std::map<std::string, std::string>{};
   }

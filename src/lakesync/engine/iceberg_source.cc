@@ -3,6 +3,8 @@
 #include <arrow/api.h>
 #include <fmt/format.h>
 
+#include <functional>
+
 #include "lakesync/common/config_keys.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/engine/snapshot_as_inserts.h"
@@ -127,8 +129,9 @@ class IcebergSource : public ChangeSource {
   }
 
   Result<std::map<std::string, std::string>> RenamesSince(int64_t before, int64_t /*at*/) override {
-    // Reads project every snapshot to the current schema: a field id whose top-level name differs
-    // between the schema of snapshot `before` and the current one was renamed.
+    // Reads project every snapshot to the current schema: a field id (a column's, or a nested
+    // field's at any depth) whose own name differs between the schema of snapshot `before` and the
+    // current one was renamed; listed by full path, old → new ("st.a" → "st.b").
     std::map<std::string, std::string> renames;
     ARROW_ASSIGN_OR_RAISE(table_, table::Table::Load(catalog_, id_));
     const auto& m = *table_->metadata();
@@ -137,10 +140,14 @@ class IcebergSource : public ChangeSource {
     auto old_schema = m.SchemaById(*(*snapshot)->schema_id);
     auto current = m.Schema();
     if (!old_schema || !current) return renames;
-    for (const auto& f : old_schema->fields()) {
-      const int index = current->TopLevelIndex(f.id);
-      if (index >= 0 && current->fields()[index].name != f.name) renames[f.name] = current->fields()[index].name;
-    }
+    std::function<void(const std::vector<iceberg::NestedField>&)> visit = [&](const auto& fields) {
+      for (const auto& f : fields) {
+        const iceberg::NestedField* now = current->FindFieldById(f.id);
+        if (now && now->name != f.name) renames[old_schema->FindColumnName(f.id)] = current->FindColumnName(f.id);
+        if (f.type->is_nested()) visit(f.type->fields());
+      }
+    };
+    visit(old_schema->fields());
     return renames;
   }
 

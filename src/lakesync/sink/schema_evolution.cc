@@ -56,20 +56,47 @@ Result<std::vector<iceberg::SchemaChange>> PlanSchemaEvolution(const iceberg::Ta
         what.table_name, at, change, why, what.table_name);
   };
   std::vector<SchemaChange> changes;
-  // The table's top-level columns by the name they will have after the source's renames.
+  // The source's renames, shallowest first so that a nested field is found under its parents' new
+  // names: a column is renamed when the table has it under the old name and the input under the new
+  // one; a nested field ("st.a" → "st.b") when the table has it (under its parents' new names) and not
+  // yet a sibling with the new name. Planned on the renamed schema from then on: the renames apply
+  // first in the commit, by field id.
+  std::vector<std::pair<std::string, std::string>> renames(what.renames.begin(), what.renames.end());
+  auto depth = [](const std::string& path) { return std::count(path.begin(), path.end(), '.'); };
+  std::stable_sort(renames.begin(), renames.end(),
+                   [&](const auto& a, const auto& b) { return depth(a.first) < depth(b.first); });
+  auto leaf_of = [](const std::string& path) {
+    const auto dot = path.rfind('.');
+    return dot == std::string::npos ? path : path.substr(dot + 1);
+  };
+  auto parent_of = [](const std::string& path) {
+    const auto dot = path.rfind('.');
+    return dot == std::string::npos ? std::string() : path.substr(0, dot);
+  };
+  for (const auto& [from, to] : renames) {
+    const bool top = schema->FindFieldByName(from) && schema->TopLevelIndex(schema->FindFieldByName(from)->id) >= 0;
+    if (top) {
+      if (schema->FindFieldByName(to) || !Contains(what.input_columns, to)) continue;
+      if (Contains(what.key_columns, from)) {
+        return incompatible(fmt::format("key column '{}' was renamed to '{}'", from, to),
+                            "the sink's key (equality_columns or identifier fields) cannot change");
+      }
+      changes.push_back(SchemaChange::Rename(from, to));
+    } else {
+      // A nested field: its path under the parents' new names, and its new name.
+      const std::string parent = parent_of(to);
+      if (parent.empty() || from.find('.') == std::string::npos) continue;
+      const std::string at = parent + "." + leaf_of(from);
+      if (!schema->FindFieldByName(at) || schema->FindFieldByName(to)) continue;
+      changes.push_back(SchemaChange::Rename(at, leaf_of(to)));
+    }
+    LS_ASSIGN_OR_RAISE_CTX(auto renamed, iceberg::EvolveSchema(table, changes), "schema_evolution: table {}",
+                           what.table_name);
+    schema = renamed.schema;
+  }
+  // The table's top-level columns by the name they have after the source's renames.
   std::map<std::string, const iceberg::NestedField*> columns;
   for (const auto& f : schema->fields()) columns[f.name] = &f;
-  for (const auto& [from, to] : what.renames) {
-    auto it = columns.find(from);
-    if (it == columns.end() || columns.count(to) || !Contains(what.input_columns, to)) continue;
-    if (Contains(what.key_columns, from)) {
-      return incompatible(fmt::format("key column '{}' was renamed to '{}'", from, to),
-                          "the sink's key (equality_columns or identifier fields) cannot change");
-    }
-    changes.push_back(SchemaChange::Rename(from, to));
-    columns[to] = it->second;
-    columns.erase(it);
-  }
   // One column or nested field whose input type differs from the table's: a widening, a narrower
   // input (it fits), an incompatible numeric change; anything else is converted value by value.
   auto primitive = [&](const std::string& path, const iceberg::Type& current, const iceberg::TypePtr& type) -> Status {
@@ -163,8 +190,12 @@ Result<std::vector<iceberg::SchemaChange>> PlanSchemaEvolution(const iceberg::Ta
                           "the sink's key columns cannot be dropped");
     }
     if (field->required) {
+      // An optional column the source drops stays (its new rows are null); a required one cannot
+      // take null: following the drop by hand is the user's call, as it retires the column's data.
       return incompatible(fmt::format("required column '{}' is no longer in the source", name),
-                          "its rows would have no value for it");
+                          fmt::format("its rows would have no value for it (to drop it from the table too: "
+                                      "`lakesync table alter {} drop-column {}`)",
+                                      what.table_name, name));
     }
   }
   return changes;

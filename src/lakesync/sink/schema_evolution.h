@@ -7,9 +7,11 @@
 //     fresh ids for all its fields); so is a field the input has inside a struct column (or a struct
 //     in a list or map) and the table lacks; a column or nested field whose input
 //     type is a promotion of the table's (int → long, float → double, decimal precision) is widened;
-//     a column the source renamed (`renames`, old → new, found by the source by field id or Delta
-//     column-mapping id) is renamed in the table, keeping its id. An input narrower than the table
-//     (an int into a long column) is written as it is.
+//     a column or struct field the source renamed (`renames`, old path → new path, found by the
+//     source by field id or Delta column-mapping physical name) is renamed in the table, keeping its
+//     id. An input narrower than the table (an int into a long column) is written as it is. A column
+//     or optional nested field the input no longer has stays in the table (null in the rows written
+//     from now on).
 //   incompatible (the table is left unchanged and the run stops with what changed and how to go on):
 //     a numeric column whose input type the table's type can neither hold nor be promoted to
 //     (long → int, double → long, decimal(10, 2) → decimal(10, 3)...), a key column (equality_columns
@@ -42,7 +44,9 @@ struct SchemaEvolutionInput {
   std::string position;                            // the source position being applied, for messages ("" if none)
   std::vector<std::string> input_columns;          // the input's table columns (after keep/drop)
   std::vector<std::string> key_columns;            // equality_columns, else the table's identifier fields
-  std::map<std::string, std::string> renames;      // old name → new name, as the source reports them
+  // Old path → new path, as the source reports them (ChangeSource::RenamesSince): "qty" → "amount",
+  // "st.a" → "st.b"; a field inside a renamed struct is listed only when its own name changed.
+  std::map<std::string, std::string> renames;
 };
 
 // The schema changes (possibly none) that let the input be written. Errors: InvalidArgument for an

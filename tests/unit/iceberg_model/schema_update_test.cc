@@ -189,6 +189,27 @@ TEST(SchemaUpdateTest, NestedFieldsAreWidenedByPath) {
                "cannot be changed to string");
 }
 
+TEST(SchemaUpdateTest, NestedFieldsAreRenamedByPathKeepingTheirIds) {
+  ASSERT_OK_AND_ASSIGN(auto evolved,
+                       EvolveSchema(NestedTable(), {SchemaChange::Rename("st.a", "a2"), SchemaChange::Rename("st.inner.x", "x2"),
+                                                    SchemaChange::Rename("li.element.b", "b2"),
+                                                    SchemaChange::Rename("st", "s")}));
+  ASSERT_NE(evolved.schema->FindFieldByName("s.a2"), nullptr);
+  EXPECT_EQ(evolved.schema->FindFieldByName("s.a2")->id, 3);
+  EXPECT_EQ(evolved.schema->FindFieldByName("s.inner.x2")->id, 5);
+  EXPECT_EQ(evolved.schema->FindFieldByName("li.element.b2")->id, 8);
+  EXPECT_EQ(evolved.schema->FindFieldByName("st.a"), nullptr);
+  EXPECT_EQ(evolved.last_column_id, 12);  // no id is taken by a rename
+  EXPECT_ERROR(EvolveSchema(NestedTable(), {SchemaChange::Rename("st.a", "inner")}), ErrorKind::kInvalidArgument,
+               "already has a field named 'inner' there");
+  EXPECT_ERROR(EvolveSchema(NestedTable(), {SchemaChange::Rename("st.zz", "y")}), ErrorKind::kInvalidArgument,
+               "no field 'st.zz'");
+  EXPECT_ERROR(EvolveSchema(NestedTable(), {SchemaChange::Rename("st.a", "p.q")}), ErrorKind::kInvalidArgument,
+               "not a valid field name");
+  EXPECT_ERROR(EvolveSchema(NestedTable(), {SchemaChange::Rename("m.key", "k")}), ErrorKind::kInvalidArgument,
+               "only struct fields and columns can be renamed");
+}
+
 TEST(SchemaUpdateTest, NestedPathsThatNameNoStructAreRefused) {
   EXPECT_ERROR(EvolveSchema(NestedTable(), {SchemaChange::Add("li.c", Type::Int())}), ErrorKind::kInvalidArgument,
                "fields can be added to structs only");

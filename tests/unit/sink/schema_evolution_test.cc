@@ -169,6 +169,38 @@ TEST(SchemaEvolutionTest, NestedFieldsAreAddedAndWidenedInsideStructsAndLists) {
   EXPECT_TRUE(again.empty()) << ::testing::PrintToString(Said(again));
 }
 
+TEST(SchemaEvolutionTest, NestedRenamesAreFollowedByPathNotAdded) {
+  auto li = arrow::field("li", arrow::list(arrow::struct_({arrow::field("c", arrow::float32())})));
+  auto input = arrow::schema(
+      {arrow::field("id", arrow::int64(), false),
+       arrow::field("st", arrow::struct_({arrow::field("a2", arrow::int32()), arrow::field("b", arrow::utf8(), false)})),
+       li});
+  auto what = What(*input);
+  what.renames = {{"st.a", "st.a2"}};
+  ASSERT_OK_AND_ASSIGN(auto changes, PlanSchemaEvolution(NestedTable(), *input, what));
+  EXPECT_EQ(Said(changes), (std::vector<std::string>{"rename column st.a to a2"}));
+  ASSERT_OK_AND_ASSIGN(auto evolved, iceberg::EvolveSchema(NestedTable(), changes));
+  EXPECT_EQ(evolved.schema->FindFieldByName("st.a2")->id, 3);
+  // Under a struct the source renamed too (the struct first, then its field under its new name),
+  // with a widening of the renamed field planned under its new path.
+  auto both = arrow::schema(
+      {arrow::field("id", arrow::int64(), false),
+       arrow::field("s", arrow::struct_({arrow::field("a2", arrow::int64()), arrow::field("b", arrow::utf8(), false)})),
+       li});
+  what = What(*both);
+  what.renames = {{"st.a", "s.a2"}, {"st", "s"}};
+  ASSERT_OK_AND_ASSIGN(auto renamed, PlanSchemaEvolution(NestedTable(), *both, what));
+  EXPECT_EQ(Said(renamed), (std::vector<std::string>{"rename column st to s", "rename column s.a to a2",
+                                                     "widen column s.a2 to long"}));
+  ASSERT_OK_AND_ASSIGN(auto evolved2, iceberg::EvolveSchema(NestedTable(), renamed));
+  EXPECT_EQ(evolved2.schema->FindFieldByName("s.a2")->id, 3);
+  EXPECT_EQ(evolved2.last_column_id, 7);
+  // Without the source's word a renamed field is a new one (the old one stays, null from now on).
+  what.renames = {{"st", "s"}};
+  ASSERT_OK_AND_ASSIGN(auto added, PlanSchemaEvolution(NestedTable(), *both, what));
+  EXPECT_EQ(Said(added), (std::vector<std::string>{"rename column st to s", "add column s.a2 (long)"}));
+}
+
 TEST(SchemaEvolutionTest, ARequiredNestedFieldTheSourceDropsStopsTheRun) {
   auto input = arrow::schema({arrow::field("id", arrow::int64(), false),
                               arrow::field("st", arrow::struct_({arrow::field("a", arrow::int32())}))});

@@ -177,14 +177,30 @@ Result<EvolvedSchema> EvolveSchema(const TableMetadata& table, const std::vector
         break;
       }
       case SchemaChange::Kind::kRenameColumn: {
-        if (it == fields.end()) return InvalidArgument("{}: the table has no column '{}'", what, c.name);
+        // A top-level column (whose name may hold a dot), else a nested field by path: "st.a" renamed
+        // to "b" is field a of struct st, as Iceberg's rename_column("st.a", "b") names it.
+        const bool nested = it == fields.end() && c.name.find('.') != std::string::npos;
+        if (it == fields.end() && !nested) return InvalidArgument("{}: the table has no column '{}'", what, c.name);
         if (c.new_name.empty() || c.new_name.find('.') != std::string::npos) {
-          return InvalidArgument("{}: '{}' is not a valid top-level column name", what, c.new_name);
+          return InvalidArgument("{}: '{}' is not a valid {} name", what, c.new_name,
+                                 nested ? "field" : "top-level column");
         }
-        if (c.new_name != c.name && FindTop(fields, c.new_name) != fields.end()) {
-          return InvalidArgument("{}: the table already has a column named '{}'", what, c.new_name);
+        auto rename = [&](std::vector<NestedField>& in, const std::string& leaf, bool in_struct) -> Status {
+          if (!in_struct) return InvalidArgument("{}: only struct fields and columns can be renamed", what);
+          auto f = FindTop(in, leaf);
+          if (f == in.end()) return InvalidArgument("{}: the table has no {} '{}'", what, nested ? "field" : "column", c.name);
+          if (c.new_name != leaf && FindTop(in, c.new_name) != in.end()) {
+            return InvalidArgument("{}: the table already has a {} named '{}'{}", what, nested ? "field" : "column",
+                                   c.new_name, nested ? " there" : "");
+          }
+          f->name = c.new_name;  // same id: files written before read the field by id
+          return Status::OK();
+        };
+        if (nested) {
+          ARROW_RETURN_NOT_OK(ChangeAtPath(fields, TypeId::kStruct, SplitPath(c.name), 0, what, rename));
+        } else {
+          ARROW_RETURN_NOT_OK(rename(fields, c.name, true));
         }
-        it->name = c.new_name;  // same id: files written before read the column by id
         break;
       }
       case SchemaChange::Kind::kWidenColumn: {

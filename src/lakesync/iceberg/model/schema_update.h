@@ -13,8 +13,8 @@
 //
 // Adds and widenings also reach nested fields by path, as Iceberg names them: "a.b" is field b of
 // struct a, "l.element.b" a field of the structs in list l, "m.value.b" of a map's values. A nested
-// type added (a struct, list or map column or field) gets fresh ids for all its fields. Renames and
-// drops apply to top-level columns.
+// type added (a struct, list or map column or field) gets fresh ids for all its fields. Renames reach
+// struct fields by path too ("st.a" renamed to "b", keeping its id); drops apply to top-level columns.
 #pragma once
 
 #include <optional>
