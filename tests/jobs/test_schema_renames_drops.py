@@ -43,7 +43,7 @@ def test_delta_column_mapping_nested_rename_is_followed_by_field_id(env):
                     configuration=COLUMN_MAPPING)
     job = delta_job(env, src)
     p, runs = env.run_job(job, "--once")
-    assert runs[-1]["status"] == "committed", p.stderr
+    assert runs[0]["status"] == "committed", p.stderr
     before = iceberg_table(env).schema()
     a_id = before.find_field("st.a").field_id
 
