@@ -54,8 +54,9 @@ struct MaintenanceConfig {
   // The read overhead estimate of when_read_overhead: what a full scan reads beyond the compacted
   // table, as a fraction of its live rows — the deleted rows (decoded, then dropped) plus a fixed cost
   // per data file beyond the first and per delete file (opening it, its footer, its manifest entries),
-  // counted as this many rows. Measured (docs/benchmarks.md, "A simulated day"): a 200,000-row table
-  // read in ~25 ms of CPU gained ~0.7 ms per extra data file or deletion vector, i.e. ~5,000 rows.
+  // counted as this many rows. From docs/benchmarks.md, "A simulated day": a 200,000-row table read
+  // in ~25 ms of CPU took ~15 ms more with nine extra data files and nine deletion vectors, ~0.8 ms or
+  // ~6,000 rows each (the first extra file and vector cost more: ~1.2x after one sync).
   static constexpr int64_t kFileReadCostRows = 5000;
   static constexpr double kDefaultReadOverhead = 0.1;
   struct Compact {
