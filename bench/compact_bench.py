@@ -219,7 +219,8 @@ class Bench:
         line = [json.loads(x) for x in r["stdout"].splitlines() if x.startswith("{")][-1]
         if line["rows"] != self.expected["rows"] or line.get("checksum") != self.expected["sum_id"]:
             raise SystemExit(f"scan_bench of {name} read {line}, expected {self.expected}")
-        return {"wall_s": line["wall_s"], "cpu_s": line["cpu_s"]}
+        return {"wall_s": line["wall_s"], "cpu_s": line["cpu_s"], "plan_wall_s": line.get("plan_wall_s"),
+                "data_files": line.get("data_files"), "delete_files": line.get("delete_files")}
 
 
 def main() -> None:

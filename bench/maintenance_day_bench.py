@@ -5,8 +5,8 @@ against a compacted copy after every run, with and without the job's `maintenanc
 One run:
   1. writes an R-row Delta table (deltalake, Change Data Feed on; compact_bench.py's row generator);
   2. two jobs read it (delta_lake_cdc → v3 Iceberg with deletion vectors, key `id`): `with` has a
-     `maintenance:` block (compaction by deleted-row ratio and file count, hourly expiry, orphan
-     removal every 6 h), `without` has none;
+     `maintenance:` block (compaction with its default trigger, `when_read_overhead: 0.1`, hourly
+     expiry, orphan removal every 6 h), `without` has none (--maintenance replaces the block);
   3. --runs times (default 96: a day of runs every 15 minutes): changes the Delta table (one MERGE of
      updates and inserts, one DELETE; --changes rows), then runs both jobs once with the fast clock
      LAKESYNC_MAINTENANCE_NOW advanced 15 minutes per run; writes the compacted copy (`scan --format
@@ -47,7 +47,7 @@ TARGETS = {"with": "bench.with_maintenance", "without": "bench.without_maintenan
 COPY = "bench.copy"
 
 MAINTENANCE = {
-    "compact": {"when_deleted_ratio": 0.05, "when_file_count": 24, "min_deleted_ratio": 0.05, "max_duration": "5m"},
+    "compact": {},  # the defaults: compact when reading costs 10% more than the compacted table would
     "rewrite_manifests": {"when_manifest_count": 24},
     "expire_snapshots": {"older_than": "2h", "retain_last": 4, "every": "1h"},
     "remove_orphans": {"older_than": "1h", "every": "6h"},
@@ -73,13 +73,15 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=16)
     p.add_argument("--build", default=str(REPO / "build"))
     p.add_argument("--work", help="scratch folder (default: a new temporary one)")
+    p.add_argument("--maintenance", help="the `with` job's maintenance block as JSON (default: the one above)")
     args = p.parse_args()
+    maintenance = json.loads(args.maintenance) if args.maintenance else MAINTENANCE
     from deltalake import DeltaTable, write_deltalake
 
     bench = C.Bench(argparse.Namespace(build=args.build, work=args.work, seed=args.seed))
     rng = bench.rng
     result = {"started": datetime.now(timezone.utc).isoformat(), "args": vars(args),
-              "loadavg_at_start": os.getloadavg(), "maintenance": MAINTENANCE}
+              "loadavg_at_start": os.getloadavg(), "maintenance": maintenance}
     n = args.rows
     version = np.full(n + args.runs * args.changes, -1, dtype=np.int64)  # -1: not live
     version[:n] = 0
@@ -89,7 +91,7 @@ def main() -> None:
     jobs = {}
     for k, table in TARGETS.items():
         jobs[k] = bench.work / f"job-{k}.yaml"
-        write_job(jobs[k], delta, table, MAINTENANCE if k == "with" else None)
+        write_job(jobs[k], delta, table, maintenance if k == "with" else None)
     bench.lakesync("namespace", "create", "bench")
     next_id = n
     t0 = int(time.time() * 1000)
@@ -135,7 +137,10 @@ def main() -> None:
         for _ in range(args.repeat):
             for k, name in names.items():
                 samples[k].append(bench.scan(name))
-        scans = {k: {m: statistics.median(s[m] for s in v) for m in ("wall_s", "cpu_s")} for k, v in samples.items()}
+        scans = {k: {m: statistics.median(s[m] for s in v) for m in ("wall_s", "cpu_s", "plan_wall_s")}
+                 for k, v in samples.items()}
+        for k, v in samples.items():
+            scans[k].update(data_files=v[0]["data_files"], delete_files=v[0]["delete_files"])
         for k, table in TARGETS.items():
             meta = bench.metadata(table)
             summary = next(s for s in meta["snapshots"] if s["snapshot-id"] == meta["current-snapshot-id"])["summary"]
@@ -148,7 +153,9 @@ def main() -> None:
         per_run.append(record)
         m = record["job_with"]["maintenance"] or {}
         done = [s for s, v in m.items() if isinstance(v, dict) and v.get("status") == "done"]
-        print(f"run {run:3d}: ratio with {record['ratio']['with']:.2f} without {record['ratio']['without']:.2f}; "
+        print(f"run {run:3d}: ratio with {record['ratio']['with']:.2f} without {record['ratio']['without']:.2f} "
+              f"(CPU {record['cpu_ratio']['with']:.2f} / {record['cpu_ratio']['without']:.2f}; job CPU "
+              f"{record['job_with']['cpu_s']:.2f} / {record['job_without']['cpu_s']:.2f} s); "
               f"files with {record['files_with']} without {record['files_without']}; maintenance {done}; "
               f"load {record['loadavg']:.1f}", flush=True)
     summary = {}

@@ -269,26 +269,49 @@ def test_kill_during_expiry_leaves_the_table_as_it_read_and_only_orphans(tmp_pat
 
 
 def test_time_budget_of_expiry_and_orphan_removal(tmp_path):
-    """`--max-duration 0`: expiry commits and deletes exactly one file (the rest are named as left and
-    are orphans); remove-orphans deletes exactly one per run. No timing is involved: a budget of zero
-    is spent before the second unit of work on any machine."""
+    """`--max-duration 0` bounds planning too (no timing involved: a budget of zero is spent before any
+    work beyond the first unit, on any machine). Expiry commits, reads no manifest and deletes exactly
+    one file — an expired snapshot's manifest list, which needs no reading — names the other expired
+    manifest lists as left and says the rest was not read (`files_unknown`): every file the dry run
+    would have deleted and this one did not is an orphan. remove-orphans lists directory by directory
+    until it has found an orphan, deletes exactly one per run and names the directories it did not
+    list; run after run it deletes them all (with a stray file in data/, orphans are in two
+    directories)."""
     cli = O.Cli(tmp_path)
     make_history(cli, tmp_path)
     before_rows = rows(pyiceberg_catalog(cli).load_table("db.t"))
+    before = cli.metadata("db.t")
+    plan = json.loads(cli.ok("table", "expire-snapshots", "db.t", "--older-than", "now", "--dry-run", "--json"))
+    assert plan["files_unknown"] is False
+    doomed = {f.removeprefix("file://") for f in plan["files_to_delete"]}
     done = json.loads(cli.ok("table", "expire-snapshots", "db.t", "--older-than", "now", "--max-duration", "0",
                              "--json"))
     assert len(done["expired_snapshot_ids"]) == 4 and len(done["deleted_files"]) == 1, done
+    assert done["files_unknown"] is True, done
+    lists = {s["manifest-list"].removeprefix("file://") for s in before["snapshots"]
+             if s["snapshot-id"] in done["expired_snapshot_ids"]}
+    deleted = {f.removeprefix("file://") for f in done["deleted_files"]}
     left = {f.removeprefix("file://") for f in done["left_files"]}
+    assert deleted | left == lists and not deleted & left, done
     table = pyiceberg_catalog(cli).load_table("db.t")
-    assert len(left) >= 2 and unreferenced(table) == left and rows(table) == before_rows
+    assert unreferenced(table) == doomed - deleted and rows(table) == before_rows
     out = cli.ok("table", "expire-snapshots", "db.t", "--older-than", "now", "--max-duration", "0")
     assert "time budget" not in out  # nothing left to expire: nothing to say about the budget
-    for n in range(len(left), 1, -1):
+
+    data_dir = Path(table.metadata.location.removeprefix("file://")) / "data"
+    (data_dir / "stray-of-a-killed-writer.parquet").write_bytes(b"PAR1")  # an orphan in a second directory
+    orphans = unreferenced(table)
+    directories = {str(Path(f).parent) for f in orphans}
+    assert len(orphans) >= 3 and len(directories) >= 2, orphans
+    unlisted_seen = False
+    for n in range(len(orphans), 0, -1):
         step = json.loads(cli.ok("table", "remove-orphans", "db.t", "--older-than", "now", "--apply",
                                  "--max-duration", "0", "--json"))
-        assert len(step["deleted"]) == 1 and len(step["left"]) == n - 1, step
+        assert len(step["deleted"]) == 1 and len(unreferenced(table)) == n - 1, step
+        unlisted_seen = unlisted_seen or bool(step["unlisted_directories"])
+    assert unlisted_seen, "no run stopped listing early although the orphans were in several directories"
     last = json.loads(cli.ok("table", "remove-orphans", "db.t", "--older-than", "now", "--apply", "--max-duration",
                              "1h", "--json"))
-    assert len(last["deleted"]) == 1 and last["left"] == [], last
+    assert last["deleted"] == [] and last["left"] == [] and last["unlisted_directories"] == [], last
     assert unreferenced(table) == set() and rows(pyiceberg_catalog(cli).load_table("db.t")) == before_rows
     assert "--max-duration" in cli.fail("table", "compact", "db.t", "--max-duration", "soon")[1]

@@ -157,7 +157,7 @@ def test_maintenance_block_errors_name_the_key(env):
     source_table(env)
     cases = [
         ({"compact": {"when_deleted_ratoi": 0.2}}, "when_deleted_ratio"),
-        ({"compact": {"max_files": 10}}, "maintenance.compact needs when_deleted_ratio or when_file_count"),
+        ({"compact": {"when_read_overhead": -1}}, "maintenance.compact.when_read_overhead must be a positive number"),
         ({"compact": {"when_deleted_ratio": 2}}, "maintenance.compact.when_deleted_ratio must be a number from 0 to 1"),
         ({"expire_snapshots": {"every": "soon"}}, "maintenance.expire_snapshots.every"),
         ({"vacuum": {}}, "maintenance: unknown key 'vacuum'"),
@@ -167,3 +167,36 @@ def test_maintenance_block_errors_name_the_key(env):
         job = maintenance_job(env, block)
         p = env.lakesync("run", job, "--once", check=False)
         assert p.returncode == 2 and message in p.stderr, (block, p.returncode, p.stderr)
+
+
+def test_compact_without_a_trigger_compacts_when_reading_costs_a_tenth_more(env):
+    """`compact: {}` takes the default trigger, `when_read_overhead: 0.1`: the estimated extra read work
+    against the compacted table — deleted rows plus 5,000 rows per data file beyond the first and per
+    delete file, over the live rows — computed here from the snapshot summary pyiceberg reads. The
+    first sync writes one file: nothing to do; the next adds a file to this small table, which passes
+    the threshold by far, and the job compacts to one file."""
+    src = source_table(env)
+    mutate(src, 1)
+    job = maintenance_job(env, {"compact": {}})
+    now = int(time.time() * 1000)
+
+    def overhead(summary) -> tuple[float, int]:
+        n = {k: int(summary[k]) for k in ("total-records", "total-position-deletes", "total-equality-deletes",
+                                          "total-data-files", "total-delete-files")}
+        deleted = n["total-position-deletes"] + n["total-equality-deletes"]
+        extra = n["total-data-files"] - 1 + n["total-delete-files"]
+        return (deleted + 5000 * extra) / (n["total-records"] - deleted), extra
+
+    first = run_at(env, job, now)["maintenance"]["lake.orders"]["compact"]
+    expected, extra = overhead(target(env).current_snapshot().summary)
+    assert first["status"] == ("done" if extra > 0 else "not-due"), (first, extra)
+    assert abs(first["read_overhead"] - expected) < 1e-9, (first, expected)
+    mutate(src, 2)
+    second = run_at(env, job, now)["maintenance"]["lake.orders"]["compact"]
+    table = target(env)
+    assert second["status"] == "done", second
+    expected, extra = overhead(table.snapshot_by_id(table.current_snapshot().parent_snapshot_id).summary)
+    assert extra >= 1 and abs(second["read_overhead"] - expected) < 1e-9 and expected >= 0.1, (second, expected)
+    assert table.current_snapshot().summary.operation.value == "replace"
+    assert len(list(table.scan().plan_files())) == 1
+    assert env.iceberg_rows("lake.orders") == env.iceberg_rows("src.orders")

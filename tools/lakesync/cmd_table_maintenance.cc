@@ -63,8 +63,9 @@ void RegisterExpireSnapshots(Cli& cli, CLI::App* table_cmd) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-duration", a->max_duration,
                   std::string(kMaxDurationHelp) +
-                      "the commit always happens; file deletion stops when it is spent (after at least one file) "
-                      "and the files left are orphans for remove-orphans (default: no limit)");
+                      "the commit always happens; reading the manifests and deleting files stop when it is spent "
+                      "(at least one file is deleted) and the files left are orphans for remove-orphans (default: no "
+                      "limit)");
   cmd->add_flag("--dry-run", a->dry_run, "say what would expire and which files would be deleted; change nothing");
   cmd->add_flag("--json", a->json, "print the result as one JSON object");
   AddCatalogOption(*cmd, cli.global);
@@ -89,6 +90,7 @@ void RegisterExpireSnapshots(Cli& cli, CLI::App* table_cmd) {
                             {a->dry_run ? "files_to_delete" : "deleted_files", r.deleted_files},
                             {"undeleted_files", r.undeleted_files},
                             {"left_files", r.left_files},
+                            {"files_unknown", r.files_unknown},
                             {"positions_kept_in_properties", r.positions_kept}};
         Print(j.dump() + "\n");
         return Status::OK();
@@ -103,6 +105,10 @@ void RegisterExpireSnapshots(Cli& cli, CLI::App* table_cmd) {
       if (!r.left_files.empty()) {
         Print(fmt::format("the time budget ran out: {} file(s) left as orphans for remove-orphans\n",
                           r.left_files.size()));
+      }
+      if (r.files_unknown) {
+        Print("the time budget ran out reading manifests: files only the expired snapshots referenced that were not "
+              "read are left as orphans for remove-orphans\n");
       }
       return Status::OK();
     };
@@ -125,8 +131,8 @@ void RegisterRemoveOrphans(Cli& cli, CLI::App* table_cmd) {
   cmd->add_flag("--apply", a->apply, "delete the orphans (without it: list them only)");
   cmd->add_option("--max-duration", a->max_duration,
                   std::string(kMaxDurationHelp) +
-                      "with --apply, deleting stops when it is spent (after at least one file); a rerun deletes the "
-                      "rest (default: no limit)");
+                      "listing (directory by directory) and, with --apply, deleting stop when it is spent (after at "
+                      "least one orphan found and deleted); a rerun lists and deletes the rest (default: no limit)");
   cmd->add_flag("--json", a->json, "print the result as one JSON object");
   AddCatalogOption(*cmd, cli.global);
   cmd->callback([&cli, a] {
@@ -143,7 +149,8 @@ void RegisterRemoveOrphans(Cli& cli, CLI::App* table_cmd) {
         nlohmann::json j = {{"table", t->name()},          {"applied", a->apply},
                             {"files_listed", r.files_listed}, {a->apply ? "deleted" : "orphans", r.orphans},
                             {"orphan_bytes", r.orphan_bytes}, {"too_young", r.too_young},
-                            {"undeleted", r.undeleted},    {"left", r.left}};
+                            {"undeleted", r.undeleted},    {"left", r.left},
+                            {"unlisted_directories", r.unlisted_directories}};
         Print(j.dump() + "\n");
         return Status::OK();
       }
@@ -154,6 +161,10 @@ void RegisterRemoveOrphans(Cli& cli, CLI::App* table_cmd) {
       for (const auto& f : r.undeleted) Print(fmt::format("could not delete {}\n", f));
       if (!r.left.empty()) {
         Print(fmt::format("the time budget ran out: {} orphan(s) left for the next run\n", r.left.size()));
+      }
+      if (!r.unlisted_directories.empty()) {
+        Print(fmt::format("the time budget ran out listing: {} directory(ies) not listed, for the next run: {}\n",
+                          r.unlisted_directories.size(), fmt::join(r.unlisted_directories, ", ")));
       }
       return Status::OK();
     };
@@ -166,6 +177,7 @@ void RegisterCompact(Cli& cli, CLI::App* table_cmd) {
     std::optional<int64_t> target_file_size;
     double min_deleted_ratio = 0.3;
     int64_t max_files = 0;
+    int64_t sort_memory = 256LL << 20;
     bool dry_run = false, json = false;
   };
   auto a = std::make_shared<Args>();
@@ -191,12 +203,17 @@ void RegisterCompact(Cli& cli, CLI::App* table_cmd) {
                   std::string(kMaxDurationHelp) +
                       "bins are rewritten until it is spent (at least one) and those finished are committed; the "
                       "rest are left for the next run (default: no limit)");
+  cmd->add_option("--sort-memory", a->sort_memory,
+                  "memory in bytes for sorting a bin by the table's sort order (rows decoded); a bigger bin is sorted "
+                  "in runs spilled to temporary files under $TMPDIR and merged (default 268435456: 256 MiB)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--dry-run", a->dry_run, "say which files would be rewritten; change nothing");
   cmd->add_flag("--json", a->json, "print the result as one JSON object");
   AddCatalogOption(*cmd, cli.global);
   cmd->callback([&cli, a] {
     cli.action = [&cli, a]() -> Status {
       maintenance::CompactOptions options;
+      options.sort_memory_bytes = a->sort_memory;
       options.where = a->where;
       options.target_file_size = a->target_file_size;
       options.min_deleted_ratio = a->min_deleted_ratio;
@@ -221,6 +238,7 @@ void RegisterCompact(Cli& cli, CLI::App* table_cmd) {
                             {"bins", r.bins},
                             {"bins_left", r.bins_left},
                             {"files_left", r.files_left},
+                            {"sort_spilled_runs", r.sort_spilled_runs},
                             {"attempts", r.attempts},
                             {"snapshot_id", r.snapshot_id ? nlohmann::json(*r.snapshot_id) : nlohmann::json()},
                             {"rewritten_files", r.rewritten_files}};

@@ -85,10 +85,17 @@ Result<Json> RunCompact(const MaintenanceConfig::Compact& c, const std::shared_p
   const int64_t deleted = totals.deleted_positions + totals.equality_deletes;
   const int64_t files = totals.data_files;
   const double ratio = records > 0 ? static_cast<double>(deleted) / static_cast<double>(records) : 0.0;
-  Json report = {{"deleted_ratio", ratio}, {"data_files", files}};
+  // Extra read work against the compacted table (MaintenanceConfig::kFileReadCostRows says how it is
+  // counted): small tables feel each extra file more than big ones, so one threshold suits both.
+  const int64_t live = std::max<int64_t>(1, records - deleted);
+  const int64_t extra_files = std::max<int64_t>(0, files - 1) + totals.delete_files;
+  const double overhead =
+      static_cast<double>(deleted + MaintenanceConfig::kFileReadCostRows * extra_files) / static_cast<double>(live);
+  Json report = {{"deleted_ratio", ratio}, {"data_files", files}, {"read_overhead", overhead}};
+  const bool by_overhead = c.when_read_overhead && extra_files > 0 && overhead >= *c.when_read_overhead;
   const bool by_ratio = c.when_deleted_ratio && deleted > 0 && ratio >= *c.when_deleted_ratio;
   const bool by_count = c.when_file_count && files >= *c.when_file_count;
-  if (!by_ratio && !by_count) {
+  if (!by_overhead && !by_ratio && !by_count) {
     report["status"] = "not-due";
     return report;
   }
@@ -147,7 +154,8 @@ Result<Json> RunExpire(const MaintenanceConfig::ExpireSnapshots& c, const std::s
             {"expired_snapshots", r.expired_snapshot_ids.size()},
             {"deleted_files", r.deleted_files.size()},
             {"undeleted_files", r.undeleted_files.size()},
-            {"left_files", r.left_files.size()}};
+            {"left_files", r.left_files.size()},
+            {"files_unknown", r.files_unknown}};
   return report;
 }
 
@@ -164,7 +172,8 @@ Result<Json> RunRemoveOrphans(const MaintenanceConfig::RemoveOrphans& c, const s
   report = {{"status", "done"},
             {"deleted_files", r.orphans.size()},
             {"undeleted_files", r.undeleted.size()},
-            {"left_files", r.left.size()}};
+            {"left_files", r.left.size()},
+            {"unlisted_directories", r.unlisted_directories.size()}};
   return report;
 }
 
@@ -185,10 +194,18 @@ Result<MaintenanceConfig> ParseMaintenanceConfig(const Json& block, const std::s
   if (block.contains("compact")) {
     const Json& b = block.at("compact");
     const std::string w = at + ".compact";
-    ARROW_RETURN_NOT_OK(CheckBlock(b, {"when_deleted_ratio", "when_file_count", "target_file_size",
+    ARROW_RETURN_NOT_OK(CheckBlock(b, {"when_read_overhead", "when_deleted_ratio", "when_file_count", "target_file_size",
                                        "min_deleted_ratio", "max_files", "max_duration"}, w));
     MaintenanceConfig::Compact c;
     if (b.is_object()) {
+      if (b.contains("when_read_overhead")) {
+        const Json& v = b.at("when_read_overhead");
+        if (!v.is_number() || !(v.get<double>() > 0)) {
+          return InvalidArgument("{}.when_read_overhead must be a positive number (0.1: 10% more read work than the "
+                                 "compacted table), not {}", w, v.dump());
+        }
+        c.when_read_overhead = v.get<double>();
+      }
       if (b.contains("when_deleted_ratio")) {
         ARROW_ASSIGN_OR_RAISE(c.when_deleted_ratio, Ratio(b, "when_deleted_ratio", w));
       }
@@ -208,8 +225,9 @@ Result<MaintenanceConfig> ParseMaintenanceConfig(const Json& block, const std::s
         ARROW_ASSIGN_OR_RAISE(c.max_duration, Budget(b, w));
       }
     }
-    if (!c.when_deleted_ratio && !c.when_file_count) {
-      return InvalidArgument("{} needs when_deleted_ratio or when_file_count (when to compact)", w);
+    // No trigger given: compact when reading costs 10% more than the compacted table would.
+    if (!c.when_read_overhead && !c.when_deleted_ratio && !c.when_file_count) {
+      c.when_read_overhead = MaintenanceConfig::kDefaultReadOverhead;
     }
     config.compact = c;
   }

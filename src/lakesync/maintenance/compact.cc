@@ -16,6 +16,7 @@
 #include "lakesync/iceberg/write/data_file_writer.h"
 #include "lakesync/iceberg/write/transform_arrow.h"
 #include "lakesync/maintenance/budget.h"
+#include "lakesync/plan/external_sort.h"
 #include "lakesync/table/append.h"
 #include "lakesync/table/pending_files.h"
 #include "lakesync/table/scan.h"
@@ -34,6 +35,9 @@ using iceberg::FileScanTask;
 // files of an abandoned attempt (tests/cli/test_compact.py); firing fails the compaction there with
 // an I/O error, as a store failing mid-rewrite would (tests/jobs/test_job_maintenance.py).
 constexpr char kFailpointCompactWritten[] = "compact.after-write";
+// Reached when a bin's sorted runs spilled and merging them starts: firing fails the compaction there
+// with an I/O error, so a test sees the sort's temporary files go after an error too.
+constexpr char kFailpointCompactSortMerge[] = "compact.sort-merge";
 
 std::pair<std::string, std::string> DeleteKey(const DataFile& f) {
   return {f.file_path, f.IsDeletionVector() ? f.referenced_data_file.value_or("") : std::string()};
@@ -212,10 +216,22 @@ Status TruncatePlan(const std::shared_ptr<table::Table>& table, Plan& plan, size
   return ChooseRemovedDeletes(table, plan);
 }
 
-// The table's sort order as Arrow sort keys over the key columns it makes (transforms applied).
+// The table's sort order as Arrow sort keys over the key columns it makes (transforms applied). A sort
+// field may be a top-level column or a field inside structs (the path the partition splitter follows
+// too, transform_arrow.h); one inside a list or map cannot be a sort key (spec), and then the bin is
+// written in read order.
 struct SortPlan {
-  std::vector<std::pair<int32_t, iceberg::SortField>> fields;  // (column index in the batch, field)
+  struct Field {
+    std::vector<int> path;        // struct child indices from the top level
+    iceberg::TypePtr source_type;
+    iceberg::SortField field;
+    std::string column;           // its name, for messages
+  };
+  std::vector<Field> fields;
 };
+
+// The key columns appended to each batch for the sort (and dropped before writing).
+std::string SortKeyName(size_t i) { return "__lakesync_sort_key_" + std::to_string(i); }
 
 Result<std::optional<SortPlan>> MakeSortPlan(const iceberg::TableMetadata& m) {
   auto order = m.SortOrder();
@@ -223,49 +239,42 @@ Result<std::optional<SortPlan>> MakeSortPlan(const iceberg::TableMetadata& m) {
   const auto& schema = *m.Schema();
   SortPlan plan;
   for (const auto& f : order->fields) {
-    const int index = schema.TopLevelIndex(f.source_id);
-    if (index < 0) {
-      // Sorting by a nested field is not supported yet: write in read order (the files then carry no
-      // sort order id).
-      LS_LOG_WARN("sort order {} sorts by field id {}, not a top-level column: compacted files are not sorted",
-                  order->order_id, f.source_id);
+    auto path = iceberg::SourceFieldPath(schema, f.source_id, fmt::format("sort order {}", order->order_id));
+    if (!path.ok()) {
+      LS_LOG_WARN("{}: compacted files are not sorted", path.status().message());
       return std::nullopt;
     }
-    plan.fields.emplace_back(index, f);
+    plan.fields.push_back({std::move(*path), schema.FindFieldById(f.source_id)->type, f, schema.FindColumnName(f.source_id)});
   }
   return plan;
 }
 
-Result<std::shared_ptr<arrow::Table>> SortRows(const std::shared_ptr<arrow::Table>& rows, const iceberg::Schema& schema,
-                                               const SortPlan& plan) {
-  if (rows->num_rows() <= 1) return rows;
-  // Arrow 21+ ships sort_indices in libarrow_compute, registered on first use (as plan/ does).
-  static const Status kRegistered = cp::Initialize();
-  ARROW_RETURN_NOT_OK(kRegistered);
-  ARROW_ASSIGN_OR_RAISE(auto combined, rows->CombineChunksToBatch());
-  std::vector<std::shared_ptr<arrow::Field>> key_fields;
-  std::vector<std::shared_ptr<arrow::Array>> key_columns;
+// `batch` with the sort key columns appended.
+Result<std::shared_ptr<arrow::RecordBatch>> WithSortKeys(const std::shared_ptr<arrow::RecordBatch>& batch,
+                                                         const SortPlan& plan) {
+  auto out = batch;
+  for (size_t i = 0; i < plan.fields.size(); ++i) {
+    const auto& f = plan.fields[i];
+    ARROW_ASSIGN_OR_RAISE(auto column, iceberg::SourceColumn(*batch, f.path));
+    if (f.field.transform.kind() != iceberg::Transform::Kind::kIdentity) {
+      LS_ASSIGN_OR_RAISE_CTX(column, iceberg::ApplyTransform(f.field.transform, *f.source_type, column),
+                             "sort order field on column '{}'", f.column);
+    }
+    ARROW_ASSIGN_OR_RAISE(out, out->AddColumn(out->num_columns(), SortKeyName(i), column));
+  }
+  return out;
+}
+
+std::vector<cp::SortKey> SortKeys(const SortPlan& plan) {
   std::vector<cp::SortKey> keys;
   for (size_t i = 0; i < plan.fields.size(); ++i) {
-    const auto& [index, field] = plan.fields[i];
-    std::shared_ptr<arrow::Array> column = combined->column(index);
-    if (field.transform.kind() != iceberg::Transform::Kind::kIdentity) {
-      LS_ASSIGN_OR_RAISE_CTX(column, iceberg::ApplyTransform(field.transform, *schema.fields()[index].type, column),
-                             "sort order field on column '{}'", schema.fields()[index].name);
-    }
-    const std::string name = "k" + std::to_string(i);
-    key_fields.push_back(arrow::field(name, column->type()));
-    key_columns.push_back(column);
-    keys.emplace_back(name,
-                      field.direction == iceberg::SortDirection::kAsc ? cp::SortOrder::Ascending
-                                                                      : cp::SortOrder::Descending,
-                      field.null_order == iceberg::NullOrder::kNullsFirst ? cp::NullPlacement::AtStart
-                                                                          : cp::NullPlacement::AtEnd);
+    const auto& f = plan.fields[i].field;
+    keys.emplace_back(SortKeyName(i),
+                      f.direction == iceberg::SortDirection::kAsc ? cp::SortOrder::Ascending : cp::SortOrder::Descending,
+                      f.null_order == iceberg::NullOrder::kNullsFirst ? cp::NullPlacement::AtStart
+                                                                      : cp::NullPlacement::AtEnd);
   }
-  auto key_batch = arrow::RecordBatch::Make(arrow::schema(key_fields), combined->num_rows(), key_columns);
-  ARROW_ASSIGN_OR_RAISE(auto indices, cp::SortIndices(arrow::Datum(key_batch), cp::SortOptions(keys)));
-  ARROW_ASSIGN_OR_RAISE(auto sorted, cp::Take(arrow::Datum(combined), arrow::Datum(indices)));
-  return arrow::Table::FromRecordBatches({sorted.record_batch()});
+  return keys;
 }
 
 // The schema the rewrite writes: the table's, plus on v3 the row lineage columns (spec "Row
@@ -283,7 +292,8 @@ iceberg::SchemaPtr WriteSchema(const iceberg::TableMetadata& m) {
 Status RewriteBin(const std::shared_ptr<table::Table>& table, const std::shared_ptr<const iceberg::ScanContext>& context,
                   const std::vector<const Candidate*>& bin, const std::optional<SortPlan>& sort, int64_t target,
                   const iceberg::SchemaPtr& write_schema, const std::shared_ptr<arrow::Schema>& arrow_schema,
-                  int32_t bin_index, std::vector<DataFile>& written, std::vector<std::string>& started) {
+                  const CompactOptions& options, int32_t bin_index, std::vector<DataFile>& written,
+                  std::vector<std::string>& started, int64_t& spilled_runs) {
   auto tasks = std::make_shared<std::vector<FileScanTask>>();
   for (const Candidate* c : bin) tasks->push_back(c->task);
   iceberg::DataFileReadOptions read;  // every column, every row, deletes applied
@@ -299,41 +309,60 @@ Status RewriteBin(const std::shared_ptr<table::Table>& table, const std::shared_
   };
   ARROW_ASSIGN_OR_RAISE(auto units, iceberg::TaskUnitStream<Batches>::Make(context, tasks, read, read_unit));
 
+  // A sorted bin goes through the external sorter (plan/external_sort.h): in memory up to
+  // sort_memory_bytes, beyond that in sorted runs spilled to temporary files (removed when `sorter`
+  // goes, on every path) and merged.
+  std::unique_ptr<plan::ExternalSorter> sorter;
+  if (sort) {
+    ARROW_ASSIGN_OR_RAISE(auto empty, arrow::RecordBatch::MakeEmpty(arrow_schema));
+    ARROW_ASSIGN_OR_RAISE(auto keyed, WithSortKeys(empty, *sort));
+    plan::ExternalSortOptions sort_options;
+    sort_options.keys = SortKeys(*sort);
+    sort_options.memory_limit_bytes = options.sort_memory_bytes;
+    sort_options.spill_directory = options.sort_spill_directory;
+    ARROW_ASSIGN_OR_RAISE(sorter, plan::ExternalSorter::Make(keyed->schema(), std::move(sort_options)));
+  }
   iceberg::DataWriterOptions writer_options = table::DataWriterOptionsFor(*table);
   writer_options.schema = write_schema;
   writer_options.properties[iceberg::kTargetFileSizeProperty] = std::to_string(target);
   writer_options.partition_id = bin_index;
   if (!sort) writer_options.sort_order_id.reset();
   ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::RollingDataWriter::Make(writer_options));
+  const int data_columns = arrow_schema->num_fields();
   Status st = [&]() -> Status {
-    Batches held;  // sorted bins are sorted whole
     while (true) {
       ARROW_ASSIGN_OR_RAISE(auto next, units->Next());
       if (!next) break;
       for (auto& batch : *next) {
         ARROW_ASSIGN_OR_RAISE(batch, tabular::ConformBatch(batch, arrow_schema, "compaction"));
-        if (sort) {
-          held.push_back(std::move(batch));
+        if (sorter) {
+          ARROW_ASSIGN_OR_RAISE(auto keyed, WithSortKeys(batch, *sort));
+          batch.reset();
+          ARROW_RETURN_NOT_OK(sorter->Add(keyed));
         } else {
           ARROW_RETURN_NOT_OK(writer->Write(batch));
         }
       }
     }
-    if (sort && !held.empty()) {
-      ARROW_ASSIGN_OR_RAISE(auto rows, arrow::Table::FromRecordBatches(arrow_schema, held));
-      held.clear();
-      ARROW_ASSIGN_OR_RAISE(rows, SortRows(rows, *table->metadata()->Schema(), *sort));
-      arrow::TableBatchReader batches(*rows);
-      batches.set_chunksize(64 * 1024);
-      while (true) {
-        std::shared_ptr<arrow::RecordBatch> batch;
-        ARROW_RETURN_NOT_OK(batches.ReadNext(&batch));
-        if (!batch) break;
-        ARROW_RETURN_NOT_OK(writer->Write(batch));
-      }
+    if (!sorter) return Status::OK();
+    if (sorter->runs_spilled() > 0 && FailpointFires(kFailpointCompactSortMerge)) {
+      return IOError("compaction failed merging the sorted runs of bin {} (failpoint {})", bin_index,
+                     kFailpointCompactSortMerge);
+    }
+    ARROW_RETURN_NOT_OK(sorter->Finish([&](const std::shared_ptr<arrow::RecordBatch>& sorted) -> Status {
+      std::vector<int> columns(static_cast<size_t>(data_columns));
+      for (int c = 0; c < data_columns; ++c) columns[static_cast<size_t>(c)] = c;
+      ARROW_ASSIGN_OR_RAISE(auto rows, sorted->SelectColumns(columns));
+      return writer->Write(rows);
+    }));
+    spilled_runs += sorter->runs_spilled();
+    if (sorter->runs_spilled() > 0) {
+      LS_LOG_INFO("compaction of {}: bin {} sorted in {} spilled run(s) ({} bytes) within {} bytes of memory",
+                  table->name(), bin_index, sorter->runs_spilled(), sorter->bytes_spilled(), options.sort_memory_bytes);
     }
     return Status::OK();
   }();
+  sorter.reset();  // its temporary files go now, whatever happened
   if (!st.ok()) {
     for (auto& path : writer->Abort()) started.push_back(std::move(path));
     return st;
@@ -413,6 +442,7 @@ Result<CompactResult> Compact(const std::shared_ptr<table::Table>& table, const 
     ARROW_RETURN_NOT_OK(table::BeginWriteAttempt(*table));
     std::vector<DataFile> written;
     std::vector<std::string> started;
+    int64_t spilled_runs = 0;
     Result<table::CommitResult> committed = [&]() -> Result<table::CommitResult> {
       LS_ASSIGN_OR_RAISE_CTX(auto context, iceberg::ScanContext::Make(table->io(), m, m.Schema()), "reading {}",
                              table->name());
@@ -429,7 +459,7 @@ Result<CompactResult> Compact(const std::shared_ptr<table::Table>& table, const 
           break;
         }
         ARROW_RETURN_NOT_OK(RewriteBin(table, context, plan.bins[i], sort, plan.target, write_schema, arrow_schema,
-                                       static_cast<int32_t>(i), written, started));
+                                       options, static_cast<int32_t>(i), written, started, spilled_runs));
       }
       if (FailpointFires(kFailpointCompactWritten)) {
         return IOError("compaction failed after writing its files (failpoint {})", kFailpointCompactWritten);
@@ -448,6 +478,7 @@ Result<CompactResult> Compact(const std::shared_ptr<table::Table>& table, const 
       result.snapshot_id = committed->snapshot_id;
       result.bins_left = bins_left;
       result.files_left = files_left;
+      result.sort_spilled_runs = spilled_runs;
       for (const auto& f : written) {
         ++result.added_data_files;
         result.added_bytes += f.file_size_in_bytes;

@@ -7,7 +7,8 @@
 // count — or that are smaller than `small_file_ratio` × the target size. They are grouped by partition
 // (spec id + partition tuple) and bin-packed up to the target size; a bin of one file without deletes
 // is left alone (rewriting it would change nothing). Each bin is read through the one data-file reader
-// (iceberg/scan, deletes applied), sorted by the table's sort order when it has one, and written by the
+// (iceberg/scan, deletes applied), sorted by the table's sort order when it has one (fields inside
+// structs too; within sort_memory_bytes, spilling sorted runs beyond it), and written by the
 // table's data writer (iceberg/write, table/append.h) in the current partition spec.
 //
 // Data sequence numbers (spec "Sequence Number Inheritance", "Scan Planning"): the new files are added
@@ -64,6 +65,11 @@ struct CompactOptions {
   // every run makes progress); the bins finished are committed, the rest are left for the next run
   // (bins_left, files_left). None: no limit. Zero: exactly one bin.
   std::optional<std::chrono::milliseconds> max_duration;
+  // Memory for sorting one bin by the table's sort order (rows decoded, counted with Arrow's buffer
+  // sizes): a bin beyond it is sorted in runs spilled to temporary files and merged
+  // (plan/external_sort.h), so a sorted compaction needs about twice this, whatever the bin's size.
+  int64_t sort_memory_bytes = 256LL << 20;
+  std::string sort_spill_directory;  // parent of the spill directory; empty: the system's ($TMPDIR)
   bool dry_run = false;  // plan only: write nothing, commit nothing
   int max_attempts = 4;  // plans made when a concurrent commit touched the rewritten files
 };
@@ -80,6 +86,7 @@ struct CompactResult {
   int64_t bins = 0;                 // bins rewritten (dry run: planned)
   int64_t bins_left = 0;            // bins planned but not rewritten: the time budget ran out
   int64_t files_left = 0;           // their files
+  int64_t sort_spilled_runs = 0;    // sorted runs spilled to temporary files (bins beyond sort_memory_bytes)
   std::optional<int64_t> snapshot_id;  // the replace snapshot (none when nothing was rewritten)
   int attempts = 0;
   std::vector<std::string> rewritten_files;  // paths, in plan order

@@ -115,12 +115,38 @@ Result<ExpireSnapshotsResult> ExpireSnapshots(table::Table& table, const ExpireS
     if (plan.expire.empty()) return result;
     // The files to delete: referenced by an expired snapshot and by no retained one. Computed before
     // the commit (the manifests of expired snapshots are still readable then); deleted only after it.
+    // Reading the manifests is planning within the time budget: the retained snapshots' first (no file
+    // can go before all they reference is known), then the expired ones'. When the budget runs out
+    // first, the commit still happens (the step's progress) and only the files known to be doomed go:
+    // the expired snapshots' manifest lists, which no other snapshot shares and which need no reading,
+    // and, once the retained side is complete, what the expired manifests read so far name. The rest
+    // are orphans for remove-orphans, as files the budget leaves undeleted always are.
     std::set<std::string> expired_files, kept_files, seen_expired, seen_kept;
-    ARROW_RETURN_NOT_OK(CollectSnapshotFiles(*table.io(), m, plan.kept, kept_files, seen_kept));
-    ARROW_RETURN_NOT_OK(CollectSnapshotFiles(*table.io(), m, plan.expired, expired_files, seen_expired));
-    std::vector<std::string> doomed;
-    for (const auto& f : expired_files) {
-      if (!kept_files.count(f)) doomed.push_back(f);
+    ARROW_ASSIGN_OR_RAISE(const bool kept_complete,
+                          CollectSnapshotFilesWithin(*table.io(), m, plan.kept, kept_files, seen_kept, budget));
+    bool expired_complete = false;
+    if (kept_complete) {
+      ARROW_ASSIGN_OR_RAISE(expired_complete, CollectSnapshotFilesWithin(*table.io(), m, plan.expired, expired_files,
+                                                                         seen_expired, budget));
+    }
+    std::set<std::string> kept_lists;
+    for (const auto& s : plan.kept) kept_lists.insert(s->manifest_list);
+    std::set<std::string> doomed_set;
+    for (const auto& s : plan.expired) {
+      if (!s->manifest_list.empty() && !kept_lists.count(s->manifest_list)) doomed_set.insert(s->manifest_list);
+    }
+    if (kept_complete) {
+      for (const auto& f : expired_files) {
+        if (!kept_files.count(f)) doomed_set.insert(f);
+      }
+    }
+    std::vector<std::string> doomed(doomed_set.begin(), doomed_set.end());
+    result.files_unknown = !expired_complete;
+    if (result.files_unknown) {
+      LS_LOG_INFO("expire-snapshots on {}: the time budget ran out reading manifests ({} of the retained snapshots' "
+                  "and {} of the expired ones' read); the expiry is committed, and the data, delete and manifest files "
+                  "only the expired snapshots referenced that were not read are left for remove-orphans",
+                  table.name(), seen_kept.size(), seen_expired.size());
     }
     if (options.dry_run) {
       result.deleted_files = std::move(doomed);

@@ -30,9 +30,11 @@ struct ExpireSnapshotsOptions {
   // history.expire.min-snapshots-to-keep (Iceberg's default: 1).
   std::optional<int32_t> retain_last;
   bool dry_run = false;       // plan only: no commit, no file deleted
-  // Time budget (budget.h): the commit always happens; deleting the files no longer referenced stops
-  // when the budget is spent (after at least one file). What is left is named in left_files: orphans
-  // that the next remove-orphans deletes. None: no limit.
+  // Time budget (budget.h) for reading the manifests and deleting the files: the commit always
+  // happens; reading the manifests (to find the files only expired snapshots referenced) stops when
+  // the budget is spent (files_unknown: those not found are orphans for remove-orphans), and so does
+  // deleting, after at least one file (an expired snapshot's manifest list needs no reading). What is
+  // found but not deleted is named in left_files: orphans too. None: no limit.
   std::optional<std::chrono::milliseconds> max_duration;
   int max_attempts = 4;       // a concurrent commit makes the plan stale: reload and plan again
   // Table properties set by the same commit (a job's maintenance records when expiry last ran).
@@ -45,6 +47,9 @@ struct ExpireSnapshotsResult {
   std::vector<std::string> deleted_files;     // (dry run: the files that would be deleted)
   std::vector<std::string> undeleted_files;   // deletes that failed after the commit (kept, named)
   std::vector<std::string> left_files;        // not deleted: the time budget ran out (orphans now)
+  // The time budget ran out while reading the manifests: some files only the expired snapshots
+  // referenced were not found, are not in deleted/left_files, and are orphans for remove-orphans.
+  bool files_unknown = false;
   std::vector<std::string> positions_kept;    // sink ids whose position was copied to the properties
 };
 

@@ -8,6 +8,7 @@
 
 #include "lakesync/iceberg/model/table_metadata.h"
 #include "lakesync/io/file_io.h"
+#include "lakesync/maintenance/budget.h"
 
 namespace lakesync::maintenance {
 
@@ -17,6 +18,13 @@ namespace lakesync::maintenance {
 Status CollectSnapshotFiles(const io::FileIO& io, const iceberg::TableMetadata& metadata,
                             const std::vector<iceberg::SnapshotPtr>& snapshots, std::set<std::string>& out,
                             std::set<std::string>& manifests_read);
+
+// The same within a time budget (a step's planning, docs/maintenance.md): before reading each
+// manifest list and each manifest it asks `budget`, and stops once it is spent. True when everything
+// was read; false when it stopped (`out` then holds what was read so far, which is not the whole set).
+Result<bool> CollectSnapshotFilesWithin(const io::FileIO& io, const iceberg::TableMetadata& metadata,
+                                        const std::vector<iceberg::SnapshotPtr>& snapshots, std::set<std::string>& out,
+                                        std::set<std::string>& manifests_read, const TimeBudget& budget);
 
 // A location as a set key: "file:///t/x", "file:/t/x" and "/t/x" name the same local file.
 std::string NormalizeLocation(const std::string& location);

@@ -1,5 +1,7 @@
 #include "lakesync/maintenance/remove_orphans.h"
 
+#include <algorithm>
+#include <deque>
 #include <set>
 
 #include "lakesync/common/failpoint.h"
@@ -43,18 +45,50 @@ Result<RemoveOrphansResult> RemoveOrphans(table::Table& table, const RemoveOrpha
   for (const auto& f : referenced_raw) referenced.insert(NormalizeLocation(f));
 
   RemoveOrphansResult result;
-  LS_ASSIGN_OR_RAISE_CTX(auto listing, io.List(m.location, /*recursive=*/true), "listing {}", m.location);
-  for (const auto& info : listing) {
-    if (info.is_dir) continue;
+  auto judge = [&](const io::FileInfo& info) {
     ++result.files_listed;
-    if (referenced.count(NormalizeLocation(info.location)) || Bookkeeping(info.location)) continue;
+    if (referenced.count(NormalizeLocation(info.location)) || Bookkeeping(info.location)) return;
     // A file whose age the store does not tell is never taken for an orphan.
     if (info.mtime_ms < 0 || info.mtime_ms >= options.older_than_ms) {
       result.too_young.push_back(info.location);
-      continue;
+      return;
     }
     result.orphans.push_back(info.location);
     result.orphan_bytes += std::max<int64_t>(info.size, 0);
+  };
+  std::deque<std::string> directories = {m.location};
+  if (!options.max_duration) {
+    // No budget: one recursive listing (on object stores, far fewer requests than one per directory).
+    LS_ASSIGN_OR_RAISE_CTX(auto listing, io.List(m.location, /*recursive=*/true), "listing {}", m.location);
+    for (const auto& info : listing) {
+      if (!info.is_dir) judge(info);
+    }
+    directories.clear();
+  }
+  // With a budget, listing is planning within it, one directory at a time (breadth first, each in
+  // name order, so that what a cut-short run lists is the same on every store): a directory is listed
+  // only while the budget lasts, except that listing goes on until one orphan is found (the step's
+  // first unit of work always happens). Directories not listed are named; their orphans are the next
+  // run's.
+  while (!directories.empty()) {
+    if (budget.Spent() && !result.orphans.empty()) break;
+    const std::string dir = directories.front();
+    directories.pop_front();
+    LS_ASSIGN_OR_RAISE_CTX(auto listing, io.List(dir, /*recursive=*/false), "listing {}", dir);
+    std::sort(listing.begin(), listing.end(),
+              [](const io::FileInfo& a, const io::FileInfo& b) { return a.location < b.location; });
+    for (const auto& info : listing) {
+      if (info.is_dir) {
+        directories.push_back(info.location);
+      } else {
+        judge(info);
+      }
+    }
+  }
+  result.unlisted_directories.assign(directories.begin(), directories.end());
+  if (!result.unlisted_directories.empty()) {
+    LS_LOG_INFO("remove-orphans on {}: the time budget ran out listing; {} directory(ies) left for the next run",
+                table.name(), result.unlisted_directories.size());
   }
   if (!options.apply) return result;
   std::vector<std::string> deleted;

@@ -20,8 +20,11 @@ namespace lakesync::maintenance {
 struct RemoveOrphansOptions {
   int64_t older_than_ms = 0;  // only files last modified before this (epoch ms) are orphans
   bool apply = false;         // false: list them only
-  // Time budget (budget.h): deleting stops when it is spent (after at least one file); the orphans
-  // left are named in `left` and are still orphans for the next run. None: no limit.
+  // Time budget (budget.h): listing, a directory at a time, stops when it is spent once an orphan
+  // has been found (the directories not listed are named in `unlisted_directories`), and so does
+  // deleting, after at least one file (the orphans left are named in `left`). What is left is still
+  // orphans for the next run. None: no limit. (Reading the metadata to know what is referenced is
+  // not bounded: no file can be judged before it is complete.)
   std::optional<std::chrono::milliseconds> max_duration;
 };
 
@@ -32,6 +35,7 @@ struct RemoveOrphansResult {
   std::vector<std::string> too_young;        // unreferenced, but inside the safety window
   std::vector<std::string> undeleted;        // deletes that failed (named, left in place)
   std::vector<std::string> left;             // not deleted: the time budget ran out
+  std::vector<std::string> unlisted_directories;  // not listed: the time budget ran out
 };
 
 // Referenced: the current metadata file and those its log names, every snapshot's manifest list,

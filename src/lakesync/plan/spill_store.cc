@@ -43,13 +43,13 @@ uint64_t SpillSeed(int depth) {
   return depth == 0 ? kKeyShardSeed : 0x2545f4914f6cdd1dULL * static_cast<uint64_t>(depth + 1);
 }
 
-Result<std::unique_ptr<SpillDirectory>> SpillDirectory::Create(const std::string& parent) {
+Result<std::unique_ptr<SpillDirectory>> SpillDirectory::Create(const std::string& parent, const std::string& prefix) {
   std::error_code ec;
   fs::path base = parent.empty() ? fs::temp_directory_path(ec) : fs::path(parent);
   if (ec) return IOError("no temporary directory for spill files: {}", ec.message());
   fs::create_directories(base, ec);
   if (ec) return IOError("creating spill directory {}: {}", base.string(), ec.message());
-  std::string pattern = (base / "lakesync-collapse-XXXXXX").string();
+  std::string pattern = (base / (prefix + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     return IOError("creating a spill directory in {}: {}", base.string(), std::generic_category().message(errno));
   }
@@ -153,26 +153,59 @@ Result<std::vector<SpillBucket>> BucketWriter::Close() {
   return buckets;
 }
 
+struct SpillFileReader::State {
+  SpillBucket bucket;
+  std::shared_ptr<arrow::Schema> schema;
+  std::shared_ptr<arrow::io::ReadableFile> file;
+  std::shared_ptr<arrow::ipc::RecordBatchFileReader> reader;
+  int next = 0;
+};
+
+SpillFileReader::SpillFileReader(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+SpillFileReader::~SpillFileReader() {
+  if (state_->file && !state_->file->closed()) (void)state_->file->Close();
+}
+
+Result<std::unique_ptr<SpillFileReader>> SpillFileReader::Open(const SpillBucket& bucket,
+                                                               std::shared_ptr<arrow::Schema> schema) {
+  auto state = std::make_unique<State>();
+  state->bucket = bucket;
+  state->schema = std::move(schema);
+  LS_ASSIGN_OR_RAISE_CTX(state->file, arrow::io::ReadableFile::Open(bucket.path), "opening spill file {}", bucket.path);
+  LS_ASSIGN_OR_RAISE_CTX(state->reader, arrow::ipc::RecordBatchFileReader::Open(state->file), "reading spill file {}",
+                         bucket.path);
+  if (state->reader->schema()->num_fields() != state->schema->num_fields()) {
+    return Corrupt("spill file {} has {} columns, expected {}", bucket.path, state->reader->schema()->num_fields(),
+                   state->schema->num_fields());
+  }
+  return std::unique_ptr<SpillFileReader>(new SpillFileReader(std::move(state)));
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> SpillFileReader::Next() {
+  State& s = *state_;
+  if (s.next >= s.reader->num_record_batches()) {
+    if (!s.file->closed()) LS_RETURN_NOT_OK_CTX(s.file->Close(), "closing spill file {}", s.bucket.path);
+    return nullptr;
+  }
+  LS_ASSIGN_OR_RAISE_CTX(auto batch, s.reader->ReadRecordBatch(s.next++), "reading spill file {}", s.bucket.path);
+  arrow::ArrayVector columns;
+  for (int c = 0; c < s.schema->num_fields(); ++c) {
+    LS_ASSIGN_OR_RAISE_CTX(auto column, Restore(batch->column(c), s.schema->field(c)->type()), "reading spill file {}",
+                           s.bucket.path);
+    columns.push_back(std::move(column));
+  }
+  return arrow::RecordBatch::Make(s.schema, batch->num_rows(), std::move(columns));
+}
+
 Status ForEachSpilledBatch(const SpillBucket& bucket, const std::shared_ptr<arrow::Schema>& schema,
                            const std::function<Status(std::shared_ptr<arrow::RecordBatch>)>& fn) {
-  LS_ASSIGN_OR_RAISE_CTX(auto file, arrow::io::ReadableFile::Open(bucket.path), "opening spill file {}", bucket.path);
-  LS_ASSIGN_OR_RAISE_CTX(auto reader, arrow::ipc::RecordBatchFileReader::Open(file), "reading spill file {}",
-                         bucket.path);
-  if (reader->schema()->num_fields() != schema->num_fields()) {
-    return Corrupt("spill file {} has {} columns, expected {}", bucket.path, reader->schema()->num_fields(),
-                   schema->num_fields());
+  ARROW_ASSIGN_OR_RAISE(auto reader, SpillFileReader::Open(bucket, schema));
+  while (true) {
+    ARROW_ASSIGN_OR_RAISE(auto batch, reader->Next());
+    if (!batch) return Status::OK();
+    ARROW_RETURN_NOT_OK(fn(std::move(batch)));
   }
-  for (int i = 0; i < reader->num_record_batches(); ++i) {
-    LS_ASSIGN_OR_RAISE_CTX(auto batch, reader->ReadRecordBatch(i), "reading spill file {}", bucket.path);
-    arrow::ArrayVector columns;
-    for (int c = 0; c < schema->num_fields(); ++c) {
-      LS_ASSIGN_OR_RAISE_CTX(auto column, Restore(batch->column(c), schema->field(c)->type()), "reading spill file {}",
-                             bucket.path);
-      columns.push_back(std::move(column));
-    }
-    ARROW_RETURN_NOT_OK(fn(arrow::RecordBatch::Make(schema, batch->num_rows(), std::move(columns))));
-  }
-  return file->Close();
 }
 
 Result<std::shared_ptr<arrow::RecordBatch>> ReadBucket(const SpillBucket& bucket,

@@ -1,6 +1,7 @@
 // Spill files for the change collapser: buckets of prepared change batches, partitioned by the hash
 // of the key columns so that all changes of a key land in the same bucket. Plain Arrow IPC files in
-// a private directory that is removed with the store.
+// a private directory that is removed with the store. The external sorter (external_sort.h) spills its
+// sorted runs through the same directory, writer (one bucket) and reader.
 #pragma once
 
 #include <arrow/type_fwd.h>
@@ -26,9 +27,10 @@ struct SpillBucket {
 
 class SpillDirectory {
  public:
-  // Creates a fresh directory below `parent` (the system temporary directory when empty).
-  // Errors: IOError naming the directory.
-  static Result<std::unique_ptr<SpillDirectory>> Create(const std::string& parent);
+  // Creates a fresh directory `<prefix>-XXXXXX` below `parent` (the system temporary directory when
+  // empty). Errors: IOError naming the directory.
+  static Result<std::unique_ptr<SpillDirectory>> Create(const std::string& parent,
+                                                        const std::string& prefix = "lakesync-collapse");
   ~SpillDirectory();  // removes the directory and its files
   SpillDirectory(const SpillDirectory&) = delete;
   SpillDirectory& operator=(const SpillDirectory&) = delete;
@@ -73,6 +75,22 @@ class BucketWriter {
 
 // The hash seed for partitioning at `depth`; each depth splits independently of the one before.
 uint64_t SpillSeed(int depth);
+
+// Reads a bucket file one batch at a time, in the order written, with `schema` as its schema (the
+// external sorter's merge holds one batch of each run at a time).
+class SpillFileReader {
+ public:
+  // Errors: IOError/Corrupt naming the file.
+  static Result<std::unique_ptr<SpillFileReader>> Open(const SpillBucket& bucket, std::shared_ptr<arrow::Schema> schema);
+  ~SpillFileReader();
+  // The next batch, or nullptr after the last one (the file is closed then).
+  Result<std::shared_ptr<arrow::RecordBatch>> Next();
+
+ private:
+  struct State;
+  explicit SpillFileReader(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
 
 // Calls `fn` for each batch of a bucket file, in the order written, with `schema` as its schema.
 // Errors: IOError/Corrupt naming the file.

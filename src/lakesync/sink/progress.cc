@@ -54,16 +54,19 @@ Result<SnapshotTotals> CountSnapshotTotals(const io::FileIO& io, const iceberg::
   auto files = SummaryNumber(snapshot, "total-data-files");
   auto positions = SummaryNumber(snapshot, "total-position-deletes");
   auto equality = SummaryNumber(snapshot, "total-equality-deletes");
+  auto delete_files = SummaryNumber(snapshot, "total-delete-files");
   SnapshotTotals t;
-  if (records && files && positions && equality) {
+  if (records && files && positions && equality && delete_files) {
     t.records = *records;
     t.data_files = *files;
+    t.delete_files = *delete_files;
     t.deleted_positions = *positions;
     t.equality_deletes = *equality;
     return t;
   }
   ARROW_ASSIGN_OR_RAISE(auto live, table::ReadLiveEntries(io, metadata, snapshot));
   t.data_files = static_cast<int64_t>(live.data.size());
+  t.delete_files = static_cast<int64_t>(live.deletes.size());
   for (const auto& e : live.data) t.records += e.data_file->record_count;
   for (const auto& e : live.deletes) {
     if (e.data_file->content == iceberg::FileContent::kEqualityDeletes) {

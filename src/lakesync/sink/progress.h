@@ -30,6 +30,7 @@ std::optional<int64_t> LiveRecords(const iceberg::Snapshot& snapshot);
 struct SnapshotTotals {
   int64_t records = 0;             // physical rows of the live data files
   int64_t data_files = 0;
+  int64_t delete_files = 0;        // deletion vectors, position and equality delete files
   int64_t deleted_positions = 0;   // rows of position delete files and deletion vectors
   int64_t equality_deletes = 0;    // rows of equality delete files (keys, not rows they delete)
   // Rows readers see: records less deleted positions; unknown under equality deletes.

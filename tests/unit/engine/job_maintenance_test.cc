@@ -67,10 +67,27 @@ TEST(JobMaintenance, TimeBudgets) {
             std::string::npos);
 }
 
+TEST(JobMaintenance, CompactWithoutATriggerCompactsAtATenthMoreReadWork) {
+  for (const char* block : {"{compact: {}}", "{compact: {max_files: 10}}", "{compact: }"}) {
+    auto job = Parse(block);
+    ASSERT_TRUE(job.ok()) << block << ": " << job.status().ToString();
+    const auto& c = *job->maintenance->compact;
+    EXPECT_EQ(c.when_read_overhead, std::optional<double>(0.1)) << block;
+    EXPECT_FALSE(c.when_deleted_ratio || c.when_file_count) << block;
+  }
+  // A trigger given replaces the default one.
+  auto job = Parse("{compact: {when_file_count: 5}}");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_FALSE(job->maintenance->compact->when_read_overhead);
+  job = Parse("{compact: {when_read_overhead: 0.25}}");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->maintenance->compact->when_read_overhead, std::optional<double>(0.25));
+}
+
 TEST(JobMaintenance, ErrorsNameTheKey) {
   EXPECT_NE(ErrorOf("{compact: {when_deleted_ratoi: 0.2}}").find("did you mean 'when_deleted_ratio'"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("{compact: {}}").find("maintenance.compact needs when_deleted_ratio or when_file_count"),
+  EXPECT_NE(ErrorOf("{compact: {when_read_overhead: 0}}").find("maintenance.compact.when_read_overhead"),
             std::string::npos);
   EXPECT_NE(ErrorOf("{compact: {when_deleted_ratio: -0.1}}").find("maintenance.compact.when_deleted_ratio"),
             std::string::npos);

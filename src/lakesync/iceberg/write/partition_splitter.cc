@@ -15,17 +15,6 @@
 namespace lakesync::iceberg {
 namespace {
 
-// Finds the struct path (child indices) to a field id; false when absent or inside a list/map.
-bool FindPath(const std::vector<NestedField>& fields, int32_t id, std::vector<int>& path) {
-  for (size_t i = 0; i < fields.size(); ++i) {
-    path.push_back(static_cast<int>(i));
-    if (fields[i].id == id) return true;
-    if (fields[i].type->id() == TypeId::kStruct && FindPath(fields[i].type->fields(), id, path)) return true;
-    path.pop_back();
-  }
-  return false;
-}
-
 struct GroupKey {
   uint32_t group;
   uint64_t code;
@@ -113,11 +102,7 @@ Result<std::unique_ptr<PartitionSplitter>> PartitionSplitter::Make(SchemaPtr sch
   s->schema_ = std::move(schema);
   s->spec_ = std::move(spec);
   for (const auto& f : s->spec_->fields()) {
-    std::vector<int> path;
-    if (!FindPath(s->schema_->fields(), f.source_id, path)) {
-      return InvalidArgument("partition field '{}': source column {} is inside a list or map", f.name,
-                             s->schema_->FindColumnName(f.source_id));
-    }
+    ARROW_ASSIGN_OR_RAISE(auto path, SourceFieldPath(*s->schema_, f.source_id, "partition field '" + f.name + "'"));
     const TypePtr& source = s->schema_->FindFieldById(f.source_id)->type;
     ARROW_ASSIGN_OR_RAISE(auto result, f.transform.ResultType(source));
     s->source_paths_.push_back(std::move(path));
@@ -130,13 +115,7 @@ Result<std::unique_ptr<PartitionSplitter>> PartitionSplitter::Make(SchemaPtr sch
 Result<std::vector<std::shared_ptr<arrow::Array>>> PartitionSplitter::Transform(const arrow::RecordBatch& batch) const {
   std::vector<std::shared_ptr<arrow::Array>> out;
   for (size_t k = 0; k < spec_->fields().size(); ++k) {
-    const auto& path = source_paths_[k];
-    if (path[0] >= batch.num_columns()) return InvalidArgument("batch has too few columns for the partition spec");
-    std::shared_ptr<arrow::Array> col = batch.column(path[0]);
-    for (size_t d = 1; d < path.size(); ++d) {
-      // A null struct makes its fields null for partitioning, so take the flattened child.
-      ARROW_ASSIGN_OR_RAISE(col, static_cast<const arrow::StructArray&>(*col).GetFlattenedField(path[d]));
-    }
+    ARROW_ASSIGN_OR_RAISE(auto col, SourceColumn(batch, source_paths_[k]));
     LS_ASSIGN_OR_RAISE_CTX(auto t, ApplyTransform(spec_->fields()[k].transform, *source_types_[k], col),
                            "partition field '{}'", spec_->fields()[k].name);
     out.push_back(std::move(t));

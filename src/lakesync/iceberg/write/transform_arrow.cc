@@ -6,6 +6,7 @@
 #include <arrow/array/builder_primitive.h>
 #include <arrow/array/util.h>
 #include <arrow/extension_type.h>
+#include <arrow/record_batch.h>
 #include <arrow/type.h>
 #include <arrow/util/decimal.h>
 
@@ -234,6 +235,44 @@ Result<std::shared_ptr<arrow::Array>> ApplyTransform(const Transform& transform,
     case Transform::Kind::kHour: return TimeTransform(transform.kind(), source_type, *a);
     default: return Unsupported("cannot apply the unknown transform '{}'", transform.ToString());
   }
+}
+
+namespace {
+
+// Depth-first through structs only: a field under a list or map has no path.
+bool FindStructPath(const std::vector<NestedField>& fields, int32_t id, std::vector<int>& path) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    path.push_back(static_cast<int>(i));
+    if (fields[i].id == id) return true;
+    if (fields[i].type->id() == TypeId::kStruct && FindStructPath(fields[i].type->fields(), id, path)) return true;
+    path.pop_back();
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::vector<int>> SourceFieldPath(const Schema& schema, int32_t source_id, std::string_view what) {
+  std::vector<int> path;
+  if (FindStructPath(schema.fields(), source_id, path)) return path;
+  if (schema.FindFieldById(source_id) == nullptr) {
+    return InvalidArgument("{}: source field id {} is not in the schema", what, source_id);
+  }
+  return InvalidArgument("{}: source column {} is inside a list or map", what, schema.FindColumnName(source_id));
+}
+
+Result<std::shared_ptr<arrow::Array>> SourceColumn(const arrow::RecordBatch& batch, const std::vector<int>& path) {
+  if (path.empty() || path[0] >= batch.num_columns()) {
+    return InvalidArgument("the batch has no column at the source field's position");
+  }
+  std::shared_ptr<arrow::Array> column = batch.column(path[0]);
+  for (size_t d = 1; d < path.size(); ++d) {
+    if (column->type_id() != arrow::Type::STRUCT || path[d] >= column->type()->num_fields()) {
+      return InvalidArgument("the batch's column {} is not the struct the schema says", batch.schema()->field(path[0])->name());
+    }
+    ARROW_ASSIGN_OR_RAISE(column, static_cast<const arrow::StructArray&>(*column).GetFlattenedField(path[d]));
+  }
+  return column;
 }
 
 }  // namespace lakesync::iceberg

@@ -5,7 +5,9 @@
 #include <arrow/type_fwd.h>
 
 #include <memory>
+#include <vector>
 
+#include "lakesync/iceberg/model/schema.h"
 #include "lakesync/iceberg/model/transform.h"
 
 namespace lakesync::iceberg {
@@ -17,5 +19,13 @@ namespace lakesync::iceberg {
 // unknown transforms.
 Result<std::shared_ptr<arrow::Array>> ApplyTransform(const Transform& transform, const Type& source_type,
                                                      const std::shared_ptr<arrow::Array>& source);
+
+// The source column of a transform (a partition field's, a sort field's) may be a top-level column or
+// a field inside structs (spec: not inside a list or map). SourceFieldPath finds the child indices
+// from the top level down to it; InvalidArgument naming `what` when the id is absent or inside a list
+// or map. SourceColumn follows the path in a batch laid out like the schema; a null struct makes its
+// fields null (Arrow's flattened child), which is how partitioning and sorting both see them.
+Result<std::vector<int>> SourceFieldPath(const Schema& schema, int32_t source_id, std::string_view what);
+Result<std::shared_ptr<arrow::Array>> SourceColumn(const arrow::RecordBatch& batch, const std::vector<int>& path);
 
 }  // namespace lakesync::iceberg
