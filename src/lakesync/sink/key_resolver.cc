@@ -122,8 +122,7 @@ Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table
   }
   // The keys to find, in the one key encoding equality deletes use (iceberg/model/key_columns.h).
   ARROW_ASSIGN_OR_RAISE(auto wanted_keys, iceberg::KeyColumns::Make(wanted_columns));
-  iceberg::KeySet wanted;
-  wanted.Insert(wanted_keys);
+  ARROW_ASSIGN_OR_RAISE(const iceberg::KeySet wanted, iceberg::KeySet::Make(wanted_keys));
   result.stats.keys = static_cast<int64_t>(wanted.size());
   // A table without a snapshot holds no rows: every key is missing (and must be counted as such).
   if (!m.CurrentSnapshot()) return result;
@@ -152,28 +151,33 @@ Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table
   iceberg::DataFileReadOptions read;
   read.columns = key_ids;
   read.deletes = iceberg::DataFileReadOptions::Deletes::kMask;
-  // Each row group of each candidate file is probed on a worker (the wanted set is only read there);
-  // the matches come back in file and row-group order and are recorded here, so the positions and
-  // the files they name do not depend on the thread count.
+  // Each row group of each candidate file is probed on a worker (the wanted set is only read there, so
+  // no locks); the matches come back in file and row-group order and are recorded here, so the
+  // positions and the files they name do not depend on the thread count. A unit names the keys it
+  // found by their index in the wanted set; one bit vector over those indexes counts the distinct
+  // keys found (no set per unit).
   struct UnitMatches {
     size_t task_index = 0;
     puffin::PositionBitmap positions;
     int64_t rows = 0;
-    iceberg::KeySet found;
+    std::vector<int64_t> found;  // wanted-set indexes, one per matched row
   };
   auto probe = [&wanted](size_t task_index, iceberg::DataFileReader& reader) -> Result<UnitMatches> {
     UnitMatches out;
     out.task_index = task_index;
+    std::vector<int64_t> indexes;
     while (true) {
       LS_ASSIGN_OR_RAISE_CTX(auto next, reader.Next(), "resolving keys in {}", reader.path());
       if (!next) break;
       const auto& batch = *next->batch;
       const uint8_t* live = next->live[0] ? next->live[0]->data() : nullptr;
       ARROW_ASSIGN_OR_RAISE(auto row_keys, iceberg::KeyColumns::Make(batch.columns()));
+      wanted.FindAll(row_keys, indexes);
       for (int64_t i = 0; i < batch.num_rows(); ++i) {
-        if (!wanted.Contains(row_keys, i)) continue;
+        const int64_t index = indexes[static_cast<size_t>(i)];
+        if (index == iceberg::KeySet::kAbsent) continue;
         if (live && !arrow::bit_util::GetBit(live, i)) continue;
-        out.found.Insert(row_keys, i);
+        out.found.push_back(index);
         ARROW_RETURN_NOT_OK(out.positions.Add(next->first_row_position + i));
         ++out.rows;
       }
@@ -182,7 +186,8 @@ Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table
   };
   ARROW_ASSIGN_OR_RAISE(auto units, iceberg::TaskUnitStream<UnitMatches>::Make(context, candidates, std::move(read),
                                                                              probe));
-  iceberg::KeySet found;
+  std::vector<uint64_t> found(static_cast<size_t>((wanted.index_space() + 63) / 64), 0);
+  int64_t keys_found = 0;
   while (true) {
     auto next = units->Next();
     if (!next.ok()) return WithContext(next.status(), "resolving keys in " + table->name());
@@ -192,10 +197,15 @@ Result<ResolvedPositions> ResolveKeys(const std::shared_ptr<table::Table>& table
     const table::FileScanTask& task = (*candidates)[matches.task_index];
     ARROW_RETURN_NOT_OK(deletes.Add(task, matches.positions));
     result.stats.rows_found += matches.rows;
-    found.Merge(matches.found);
+    for (const int64_t index : matches.found) {
+      uint64_t& word = found[static_cast<size_t>(index / 64)];
+      const uint64_t bit = uint64_t{1} << (index % 64);
+      keys_found += (word & bit) == 0 ? 1 : 0;
+      word |= bit;
+    }
     result.data_files.insert(task.file->file_path);
   }
-  result.stats.keys_found = static_cast<int64_t>(found.size());
+  result.stats.keys_found = keys_found;
   return result;
 }
 

@@ -155,6 +155,11 @@ TEST_P(ChangelogSourceTest, AppendsDeletesRewritesAndEqualityDeletes) {
       {3, "INSERT", 6, "c"},        {4, "DELETE", 5, "a"},       {5, "INSERT", 5, "z"},
   };
   EXPECT_EQ(ReadChanges(t), expected);
+  // Without room to keep the changed rows, pass two reads the files again and decides as it goes:
+  // the same changes.
+  ChangelogOptions reread;
+  reread.cache_budget_bytes = 0;
+  EXPECT_EQ(ReadChanges(t, reread), expected);
 }
 
 TEST_P(ChangelogSourceTest, WithoutKeysOnlyInsertsAndDeletes) {
@@ -166,6 +171,9 @@ TEST_P(ChangelogSourceTest, WithoutKeysOnlyInsertsAndDeletes) {
       {1, "DELETE", 1, "a"}, {1, "INSERT", 1, "b"}, {1, "DELETE", 2, "a"},
   };
   EXPECT_EQ(ReadChanges(t), expected);
+  ChangelogOptions reread;
+  reread.cache_budget_bytes = 0;
+  EXPECT_EQ(ReadChanges(t, reread), expected);
   // Keys given by the reader pair the update.
   ChangelogOptions o;
   o.equality_columns = {"id"};

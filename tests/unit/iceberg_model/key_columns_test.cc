@@ -10,6 +10,9 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <optional>
+#include <set>
 
 #include "model_test_util.h"
 
@@ -26,6 +29,12 @@ KeyColumns Keys(std::vector<std::shared_ptr<arrow::Array>> columns) {
   auto keys = KeyColumns::Make(std::move(columns));
   EXPECT_TRUE(keys.ok()) << keys.status().ToString();
   return std::move(keys).ValueOrDie();
+}
+
+KeySet Set(const KeyColumns& keys) {
+  auto set = KeySet::Make(keys);
+  EXPECT_TRUE(set.ok()) << set.status().ToString();
+  return std::move(set).ValueOrDie();
 }
 
 std::string Encoded(const KeyColumns& keys, int64_t row) {
@@ -57,17 +66,14 @@ TEST(KeyColumns, FloatsCompareByBitsWithOneNaN) {
   EXPECT_TRUE(keys.Equal(0, 1));
   EXPECT_EQ(keys.Word(0), keys.Word(1));
   EXPECT_FALSE(keys.Equal(2, 3));  // -0.0 and 0.0 differ, as in Java's comparators
-  KeySet set;
-  set.Insert(keys);
-  EXPECT_EQ(set.size(), 4u);
+  EXPECT_EQ(Set(keys).size(), 4u);
 }
 
 TEST(KeyColumns, StringsMatchAcrossArrowLayouts) {
   auto small = Keys({Json(arrow::utf8(), R"(["a", "bc", null, ""])")});
   auto large = Keys({Json(arrow::large_utf8(), R"(["bc", "a", "", null])")});
   auto view = Keys({Json(arrow::utf8_view(), R"(["", "a", "bc", null])")});
-  KeySet set;
-  set.Insert(small);
+  const KeySet set = Set(small);
   for (int64_t i = 0; i < 4; ++i) {
     EXPECT_TRUE(set.Contains(large, i)) << i;
     EXPECT_TRUE(set.Contains(view, i)) << i;
@@ -85,9 +91,7 @@ TEST(KeyColumns, UuidExtensionComparesByStorage) {
   auto b = Keys({uuid});
   EXPECT_EQ(Encoded(a, 0), Encoded(b, 0));
   EXPECT_EQ(a.HashRows(1), b.HashRows(1));
-  KeySet set;
-  set.Insert(a);
-  EXPECT_TRUE(set.Contains(b, 1));
+  EXPECT_TRUE(Set(a).Contains(b, 1));
 }
 
 TEST(KeyColumns, SeveralColumnsAndSlices) {
@@ -111,26 +115,119 @@ TEST(KeyColumns, SeveralColumnsAndSlices) {
   EXPECT_FALSE(KeyColumns::Make({ids, names->Slice(1)}).ok());
 }
 
-TEST(KeySet, WordKeysAndEncodedKeysMergeAndProbe) {
-  auto first = Keys({Json(arrow::int64(), "[1, 2, null]")});
-  auto second = Keys({Json(arrow::int64(), "[2, 3]")});
-  KeySet a, b;
-  a.Insert(first);
-  b.Insert(second);
-  a.Merge(b);
-  EXPECT_EQ(a.size(), 4u);  // 1, 2, 3 and null
-  auto probe = Keys({Json(arrow::int64(), "[3, 4, null]")});
-  EXPECT_TRUE(a.Contains(probe, 0));
-  EXPECT_FALSE(a.Contains(probe, 1));
-  EXPECT_TRUE(a.Contains(probe, 2));
+// Every row of `probe` is found exactly when its key is one of `members`' (an independent reading of
+// the same values: Arrow's own equality of the rows' scalars), FindAll agrees with Find, and indexes
+// are in range, equal for equal keys and distinct for distinct ones.
+void ExpectSetOf(const KeySet& set, const KeyColumns& members, const KeyColumns& probe,
+                 const std::vector<std::shared_ptr<arrow::Array>>& member_arrays,
+                 const std::vector<std::shared_ptr<arrow::Array>>& probe_arrays) {
+  auto row_text = [](const std::vector<std::shared_ptr<arrow::Array>>& arrays, int64_t row) {
+    std::string text;
+    for (const auto& a : arrays) text += (*a->GetScalar(row))->ToString() + (a->IsNull(row) ? "<null>|" : "|");
+    return text;
+  };
+  std::map<std::string, int64_t> index_of;  // member text -> its index
+  for (int64_t i = 0; i < members.length(); ++i) {
+    const int64_t index = set.Find(members, i);
+    ASSERT_NE(index, KeySet::kAbsent) << i;
+    ASSERT_GE(index, 0);
+    ASSERT_LT(index, set.index_space());
+    auto [it, fresh] = index_of.emplace(row_text(member_arrays, i), index);
+    EXPECT_EQ(it->second, index) << "equal keys, different indexes: row " << i;
+  }
+  EXPECT_EQ(set.size(), index_of.size());
+  std::set<int64_t> distinct;
+  for (const auto& [text, index] : index_of) distinct.insert(index);
+  EXPECT_EQ(distinct.size(), index_of.size()) << "distinct keys share an index";
+  std::vector<int64_t> all;
+  set.FindAll(probe, all);
+  ASSERT_EQ(all.size(), static_cast<size_t>(probe.length()));
+  for (int64_t i = 0; i < probe.length(); ++i) {
+    auto it = index_of.find(row_text(probe_arrays, i));
+    const int64_t expected = it == index_of.end() ? KeySet::kAbsent : it->second;
+    EXPECT_EQ(set.Find(probe, i), expected) << "probe row " << i << ": " << row_text(probe_arrays, i);
+    EXPECT_EQ(all[static_cast<size_t>(i)], expected) << "FindAll, probe row " << i;
+  }
+}
 
-  auto decimals = Keys({Json(arrow::decimal128(20, 2), R"(["1.50", "2.00"])")});
-  EXPECT_FALSE(decimals.single_word());  // 16 bytes: encoded
-  KeySet d;
-  d.Insert(decimals, 1);
-  EXPECT_EQ(d.size(), 1u);
-  EXPECT_TRUE(d.Contains(decimals, 1));
-  EXPECT_FALSE(d.Contains(decimals, 0));
+void CheckSet(std::vector<std::shared_ptr<arrow::Array>> members, std::vector<std::shared_ptr<arrow::Array>> probe,
+              std::optional<KeySet::Representation> expected = std::nullopt) {
+  auto member_keys = Keys(members);
+  auto probe_keys = Keys(probe);
+  auto set = KeySet::Make(member_keys);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  if (expected) {
+    EXPECT_EQ(set->representation(), *expected);
+  }
+  ExpectSetOf(*set, member_keys, probe_keys, members, probe);
+}
+
+TEST(KeySet, DenseIntegersAreABitmap) {
+  CheckSet({Json(arrow::int64(), "[5, 6, 7, 5, 1000, null]")}, {Json(arrow::int64(), "[4, 5, 7, 8, 1000, 1001, null, 0]")},
+           KeySet::Representation::kBitmap);
+  // Without a null in the set, a null probe misses.
+  CheckSet({Json(arrow::int32(), "[1, 2, 3]")}, {Json(arrow::int32(), "[null, 3, 4]")}, KeySet::Representation::kBitmap);
+}
+
+TEST(KeySet, NegativeIntegersAroundZero) {
+  // -3..3 is a small range read as signed numbers, a huge one read as unsigned words.
+  CheckSet({Json(arrow::int64(), "[-3, -1, 0, 2, 3]")}, {Json(arrow::int64(), "[-4, -3, -2, -1, 0, 1, 2, 3, 4]")},
+           KeySet::Representation::kBitmap);
+  CheckSet({Json(arrow::int32(), "[-2147483648, -1, 0, 2147483647]")},
+           {Json(arrow::int32(), "[-2147483648, -2147483647, -1, 0, 1, 2147483647, 2147483646]")});
+  CheckSet({Json(arrow::int64(), "[-9223372036854775808, 9223372036854775807, -1]")},
+           {Json(arrow::int64(), "[-9223372036854775808, -9223372036854775807, 9223372036854775807, -1, 0]")},
+           KeySet::Representation::kWordTable);
+}
+
+TEST(KeySet, SparseIntegersAreAWordTable) {
+  // 3,000 keys spread over 3e15: a bitmap of the range would be far larger than a table.
+  arrow::Int64Builder members, probe;
+  for (int64_t i = 0; i < 3000; ++i) {
+    ASSERT_TRUE(members.Append(i * 1000000000003LL - 7).ok());
+    ASSERT_TRUE(probe.Append(i * 1000000000003LL - 7 + (i % 3 == 0 ? 1 : 0)).ok());
+  }
+  ASSERT_TRUE(members.AppendNull().ok());
+  // The word that marks an empty slot is a key like any other.
+  ASSERT_TRUE(members.Append(static_cast<int64_t>(0x9E3779B97F4A7C15ULL)).ok());
+  ASSERT_TRUE(probe.Append(static_cast<int64_t>(0x9E3779B97F4A7C15ULL)).ok());
+  ASSERT_TRUE(probe.AppendNull().ok());
+  CheckSet({*members.Finish()}, {*probe.Finish()}, KeySet::Representation::kWordTable);
+}
+
+TEST(KeySet, StringsDecimalsAndCompositeKeysAreEncoded) {
+  CheckSet({Json(arrow::utf8(), R"(["a", "bc", null, "", "a"])")},
+           {Json(arrow::large_utf8(), R"(["bc", "b", "", null, "a", "A"])")}, KeySet::Representation::kEncoded);
+  CheckSet({Json(arrow::decimal128(20, 2), R"(["1.50", "2.00", null])")},
+           {Json(arrow::decimal128(20, 2), R"(["2.00", "1.51", null, "1.50"])")}, KeySet::Representation::kEncoded);
+  // (id, name): (1, null) and (1, "") and (null, "x") are three different keys.
+  CheckSet({Json(arrow::int32(), "[1, 1, null, 2, 1]"), Json(arrow::utf8(), R"([null, "", "x", "y", null])")},
+           {Json(arrow::int32(), "[1, 1, 1, null, null, 2, 2]"), Json(arrow::utf8(), R"([null, "", "x", "x", null, "y", null])")},
+           KeySet::Representation::kEncoded);
+}
+
+TEST(KeySet, FloatsAndBooleans) {
+  CheckSet({Json(arrow::float64(), "[1.5, -0.0, 1e300]")}, {Json(arrow::float64(), "[0.0, -0.0, 1.5, 1e300, 2.5]")});
+  CheckSet({Json(arrow::boolean(), "[true, null]")}, {Json(arrow::boolean(), "[false, true, null]")},
+           KeySet::Representation::kBitmap);
+}
+
+TEST(KeySet, EmptyAndNullOnlySets) {
+  CheckSet({Json(arrow::int64(), "[]")}, {Json(arrow::int64(), "[1, null]")});
+  CheckSet({Json(arrow::int64(), "[null, null]")}, {Json(arrow::int64(), "[1, null, 0]")});
+  CheckSet({Json(arrow::utf8(), "[]")}, {Json(arrow::utf8(), R"(["", null])")});
+}
+
+TEST(KeySet, ManyDenseKeysProbedInBatches) {
+  // Sequential ids with gaps, as an apply's keys are: one bit a candidate.
+  arrow::Int64Builder members, probe;
+  for (int64_t i = 0; i < 200000; ++i) {
+    if (i % 7 != 0) {
+      ASSERT_TRUE(members.Append(1000000 + i).ok());
+    }
+  }
+  for (int64_t i = -100; i < 200100; i += 3) ASSERT_TRUE(probe.Append(1000000 + i).ok());
+  CheckSet({*members.Finish()}, {*probe.Finish()}, KeySet::Representation::kBitmap);
 }
 
 TEST(KeyColumns, NestedValuesCompareByValue) {

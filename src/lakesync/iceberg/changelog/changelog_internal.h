@@ -30,6 +30,7 @@ struct ChangelogSource::Shared {
   std::vector<std::string> metadata_columns;
   std::shared_ptr<arrow::Schema> output_schema;
   int64_t batch_rows = 64 * 1024;
+  int64_t cache_budget_bytes = 256LL << 20;  // ChangelogOptions::cache_budget_bytes
 
   // The last plan made, reused as the parent plan of the next snapshot along the lineage.
   std::mutex mutex;

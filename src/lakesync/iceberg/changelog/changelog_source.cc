@@ -246,6 +246,7 @@ Result<std::unique_ptr<ChangelogSource>> ChangelogSource::Make(std::shared_ptr<t
   shared->output_schema = arrow_out;
   shared->metadata_columns = options.metadata_columns;
   shared->batch_rows = options.batch_rows;
+  shared->cache_budget_bytes = options.cache_budget_bytes;
 
   source->table_ = std::move(table);
   source->options_ = std::move(options);

@@ -12,10 +12,12 @@
 // with keys (the schema's identifier fields, or equality_columns) a remaining DELETE and INSERT of one
 // key become UPDATE_BEFORE / UPDATE_AFTER. Without keys only INSERT and DELETE appear.
 //
-// Memory: data files are read one at a time, batch by batch. A snapshot with both deleted and
-// inserted rows takes two passes: one counts rows and keys by a 128-bit hash (50-100 bytes per
-// changed row) and keeps the changed rows while they fit 256 MiB, the other emits (from the kept
-// rows, or by reading the files again when they did not fit).
+// Memory: data files are read batch by batch (a window of files side by side, docs/architecture.md
+// "Parallelism"). A snapshot with both deleted and inserted rows takes two passes: one counts rows
+// and keys by a 128-bit hash per key shard (50-100 bytes per changed row in the shards' tables, plus
+// 35 bytes per changed row of hashes until the rows are decided) and keeps the changed rows while they
+// fit 256 MiB, the other emits (from the kept rows, or by reading the files again when they did not
+// fit).
 #pragma once
 
 #include <arrow/type_fwd.h>
@@ -52,6 +54,9 @@ struct ChangelogOptions {
   std::string filter;
   std::vector<std::string> keep, drop;
   int64_t batch_rows = 64 * 1024;
+  // Pass one keeps a snapshot's changed rows for pass two while they fit this many bytes; beyond it
+  // pass two reads the files again (tests set it to 0 to take that path).
+  int64_t cache_budget_bytes = 256LL << 20;
 };
 
 // From the job configuration (Beam semantics: the start bound and `latest` are inclusive).

@@ -162,12 +162,18 @@ class FlatMap {
   size_t size_ = 0;
 };
 
+// What pass two decided for a row (pass one's decisions are made per key shard, in parallel, and
+// kept per row until the row is emitted).
+enum Decision : uint8_t { kUndecided = 0, kCarriedOver, kEmitInsert, kEmitDelete, kEmitUpdateBefore, kEmitUpdateAfter };
+
 struct SidedBatch {
-  std::shared_ptr<arrow::RecordBatch> batch;  // in the read schema
+  std::shared_ptr<arrow::RecordBatch> batch;  // in the read schema; null once pass one dropped it
   std::vector<uint8_t> side;                  // Side per row
   int64_t changed = 0;
   // Kept by pass one with its rows, so that pass two need not hash them again.
   std::vector<Hash128> row_hashes, key_hashes;
+  std::vector<uint16_t> shard;     // pass one: the key shard of each row
+  std::vector<uint8_t> decision;   // Decision per row, when decided by key shard
 };
 
 // Reads one data file with the deletes of both states applied and tells, per row, which side of
@@ -288,13 +294,29 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
     }
     counted_ = true;
     if (cache_complete_) {
-      // Pass two from the rows pass one kept.
-      while (next_cached_ < cache_.size()) {
-        SidedBatch sided = std::move(cache_[next_cached_++]);
-        ARROW_ASSIGN_OR_RAISE(*out, Emit(sided));
-        if (*out) return Status::OK();
+      // Pass two from the rows pass one kept, every row already decided: the output batches are
+      // built on the executor and come back in the order of the rows.
+      if (!emitted_) {
+        emitted_ = std::make_unique<OrderedStream<Emitted>>([this]() -> Result<std::optional<OrderedStream<Emitted>::Unit>> {
+          if (next_cached_ >= cache_.size()) return std::nullopt;
+          SidedBatch* sided = &cache_[next_cached_++];
+          return std::optional<OrderedStream<Emitted>::Unit>([this, sided]() -> Result<Emitted> {
+            Emitted e;
+            ARROW_ASSIGN_OR_RAISE(e.batch, Emit(*sided, e.stats));
+            *sided = SidedBatch();  // its rows are in the output now
+            return e;
+          });
+        });
       }
-      return Finish();
+      while (true) {
+        ARROW_ASSIGN_OR_RAISE(auto next, emitted_->Next());
+        if (!next) return Finish();
+        Add(next->stats);
+        if (next->batch) {
+          *out = std::move(next->batch);
+          return Status::OK();
+        }
+      }
     }
     while (true) {
       if (!cursor_) {
@@ -313,7 +335,9 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
         cursor_.reset();
         continue;
       }
-      ARROW_ASSIGN_OR_RAISE(*out, Emit(**next));
+      EmitStats counts;
+      ARROW_ASSIGN_OR_RAISE(*out, Emit(**next, counts));
+      Add(counts);
       if (*out) return Status::OK();
     }
   }
@@ -327,6 +351,34 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   struct KeyCount {
     int32_t deletes = 0, inserts = 0;  // after CountPass: how many of each become update images
   };
+  // The hash tables of one key shard. Rows are sharded by key (by the whole row without keys), so a
+  // row, every row equal to it and every row of its key are in one shard: a shard's counts and
+  // decisions need no other shard's, and its rows, visited in the snapshot's order, get exactly
+  // the decisions one table over all rows would give, whatever the number of shards.
+  struct Shard {
+    FlatMap<RowCount> rows;
+    FlatMap<KeyCount> keys;
+    bool any = false;        // some row cancels or some key pairs
+    bool pair_keys = false;  // some key pairs into an update
+  };
+  struct EmitStats {
+    int64_t inserts = 0, deletes = 0, updates = 0, carried_over = 0;
+  };
+  struct Emitted {
+    std::shared_ptr<arrow::RecordBatch> batch;  // null: every row was carried over
+    EmitStats stats;
+  };
+
+  void Add(const EmitStats& s) {
+    stats_.inserts += s.inserts;
+    stats_.deletes += s.deletes;
+    stats_.updates += s.updates;
+    stats_.carried_over += s.carried_over;
+  }
+
+  uint16_t ShardOf(const Hash128& row, const Hash128* key) const {
+    return static_cast<uint16_t>(((key ? key->b : row.b) >> 17) % shards_.size());
+  }
 
   Status Finish() {
     if (!finished_) {
@@ -337,9 +389,6 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
     return Status::OK();
   }
 
-  // Pass one keeps the changed rows it read while they fit this budget, so that pass two need not
-  // read the files again; beyond it they are dropped and the files are read a second time.
-  static constexpr int64_t kCacheBudgetBytes = 256LL << 20;
 
   // The changed rows of a batch, in order.
   static Result<SidedBatch> Compact(const SidedBatch& sided) {
@@ -361,17 +410,21 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
     return out;
   }
 
+  // Keeps a compacted batch's hashes, sides and shards for counting, and its rows while they fit
+  // shared_->cache_budget_bytes, so that pass two need not read the files again (beyond it every
+  // batch's rows are dropped: pass two reads the files a second time).
   void Keep(SidedBatch&& compact) {
-    if (cache_overflow_) return;
-    for (const auto& column : compact.batch->columns()) {
-      cache_bytes_ += arrow::util::TotalBufferSize(*column->data());
+    if (!cache_overflow_) {
+      for (const auto& column : compact.batch->columns()) {
+        cache_bytes_ += arrow::util::TotalBufferSize(*column->data());
+      }
+      cache_bytes_ += static_cast<int64_t>((compact.row_hashes.size() + compact.key_hashes.size()) * sizeof(Hash128));
+      if (cache_bytes_ > shared_->cache_budget_bytes) {
+        cache_overflow_ = true;
+        for (auto& kept : cache_) kept.batch.reset();
+      }
     }
-    cache_bytes_ += static_cast<int64_t>((compact.row_hashes.size() + compact.key_hashes.size()) * sizeof(Hash128));
-    if (cache_bytes_ > kCacheBudgetBytes) {
-      cache_overflow_ = true;
-      cache_.clear();
-      return;
-    }
+    if (cache_overflow_) compact.batch.reset();
     cache_.push_back(std::move(compact));
   }
 
@@ -385,9 +438,10 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   // Pass one: count changed rows by full-row hash (and their key), then decide how many of each row
   // cancel (identical DELETE and INSERT) and how many of each key's remaining rows pair into updates.
   Status CountPass() {
-    // The files are read, their changed rows compacted and hashed on the engine's executor
-    // (common/executor.h); counting into the snapshot's hash tables happens here, in file order, so
-    // the result does not depend on the thread count.
+    // The files are read, their changed rows compacted, hashed and assigned a key shard on the
+    // engine's executor (common/executor.h), and kept here in file order; then each key shard counts
+    // and decides its rows in that order on the executor (see Shard: the result does not depend on
+    // the thread count).
     struct FileRows {
       bool read = false;
       std::vector<SidedBatch> batches;
@@ -410,6 +464,10 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
           ARROW_ASSIGN_OR_RAISE(SidedBatch compact, Compact(*next));
           ARROW_RETURN_NOT_OK(row_hasher_.HashRows(*compact.batch, compact.row_hashes));
           if (has_keys()) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(*compact.batch, compact.key_hashes));
+          compact.shard.resize(compact.row_hashes.size());
+          for (size_t i = 0; i < compact.shard.size(); ++i) {
+            compact.shard[i] = ShardOf(compact.row_hashes[i], has_keys() ? &compact.key_hashes[i] : nullptr);
+          }
           out.batches.push_back(std::move(compact));
         }
         return out;
@@ -419,52 +477,108 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
       ARROW_ASSIGN_OR_RAISE(auto file, files.Next());
       if (!file) break;
       if (file->read) ++stats_.files_read;
-      for (SidedBatch& compact : file->batches) {
-        const auto& batch = *compact.batch;
-        for (int64_t i = 0; i < batch.num_rows(); ++i) {
-          RowCount& count = rows_[compact.row_hashes[i]];
-          if (compact.side[static_cast<size_t>(i)] == kDelete) {
-            ++count.deletes;
-          } else {
-            ++count.inserts;
-          }
-          if (has_keys()) count.key = compact.key_hashes[i];
-        }
-        Keep(std::move(compact));
-      }
+      for (SidedBatch& compact : file->batches) Keep(std::move(compact));
     }
     cache_complete_ = !cache_overflow_;
+    // Counting, and with the rows kept deciding every row, run per key shard on the executor.
+    ARROW_RETURN_NOT_OK(ParallelMap<bool>(shards_.size(), [this](size_t s) -> Result<bool> {
+                          CountShard(static_cast<uint16_t>(s));
+                          return true;
+                        }).status());
     bool any = false;
-    rows_.ForEach([&](const Hash128&, RowCount& count) {
-      const int32_t cancel = std::min(count.deletes, count.inserts);
-      if (has_keys() && count.deletes + count.inserts > 2 * cancel) {
-        KeyCount& key = keys_[count.key];
-        key.deletes += count.deletes - cancel;
-        key.inserts += count.inserts - cancel;
-      }
-      count.deletes = count.inserts = cancel;
-      any = any || cancel > 0;
-    });
-    keys_.ForEach([&](const Hash128&, KeyCount& key) {
-      const int32_t pairs = std::min(key.deletes, key.inserts);
-      key.deletes = key.inserts = pairs;
-      any = any || pairs > 0;
-      pair_keys_ = pair_keys_ || pairs > 0;
-    });
+    for (const Shard& shard : shards_) any = any || shard.any;
     if (!any) {
       // Nothing cancels or pairs: emit every row as it is, without hashing again.
       netting_ = false;
-      rows_.Clear();
-      keys_.Clear();
+      for (Shard& shard : shards_) shard = Shard();
+    }
+    if (cache_complete_ && netting_) {
+      for (SidedBatch& kept : cache_) kept.decision.assign(kept.side.size(), kUndecided);
+      ARROW_RETURN_NOT_OK(ParallelMap<bool>(shards_.size(), [this](size_t s) -> Result<bool> {
+                            DecideShard(static_cast<uint16_t>(s));
+                            return true;
+                          }).status());
+      for (Shard& shard : shards_) shard = Shard();  // every kept row is decided
+    }
+    if (cache_complete_) {
+      for (SidedBatch& kept : cache_) {  // not needed again
+        kept.row_hashes = {};
+        kept.key_hashes = {};
+        kept.shard = {};
+      }
+    } else {
+      cache_.clear();  // only hashes were left; pass two reads and hashes the files again
     }
     return Status::OK();
   }
 
-  ChangeKind KindOf(int64_t row, uint8_t side, bool* skip) {
+  // Pass one for the rows of shard `s`, in the snapshot's order: count them by full-row hash (and
+  // their key), then decide how many of each row cancel (identical DELETE and INSERT) and how many of
+  // each key's remaining rows pair into updates. Touches only shard `s`'s tables.
+  void CountShard(uint16_t s) {
+    Shard& shard = shards_[s];
+    for (const SidedBatch& compact : cache_) {
+      for (size_t i = 0; i < compact.shard.size(); ++i) {
+        if (compact.shard[i] != s) continue;
+        RowCount& count = shard.rows[compact.row_hashes[i]];
+        if (compact.side[i] == kDelete) {
+          ++count.deletes;
+        } else {
+          ++count.inserts;
+        }
+        if (has_keys()) count.key = compact.key_hashes[i];
+      }
+    }
+    shard.rows.ForEach([&](const Hash128&, RowCount& count) {
+      const int32_t cancel = std::min(count.deletes, count.inserts);
+      if (has_keys() && count.deletes + count.inserts > 2 * cancel) {
+        KeyCount& key = shard.keys[count.key];
+        key.deletes += count.deletes - cancel;
+        key.inserts += count.inserts - cancel;
+      }
+      count.deletes = count.inserts = cancel;
+      shard.any = shard.any || cancel > 0;
+    });
+    shard.keys.ForEach([&](const Hash128&, KeyCount& key) {
+      const int32_t pairs = std::min(key.deletes, key.inserts);
+      key.deletes = key.inserts = pairs;
+      shard.any = shard.any || pairs > 0;
+      shard.pair_keys = shard.pair_keys || pairs > 0;
+    });
+  }
+
+  // Pass two's decisions for the kept rows of shard `s`, in the snapshot's order. Each row's
+  // decision is written to its own slot, so shards decide side by side.
+  void DecideShard(uint16_t s) {
+    for (SidedBatch& kept : cache_) {
+      for (size_t i = 0; i < kept.shard.size(); ++i) {
+        if (kept.shard[i] != s) continue;
+        bool skip = false;
+        const ChangeKind kind =
+            KindOf(kept.row_hashes[i], has_keys() ? &kept.key_hashes[i] : nullptr, kept.side[i], &skip);
+        kept.decision[i] = skip ? kCarriedOver : DecisionOf(kind);
+      }
+    }
+  }
+
+  static Decision DecisionOf(ChangeKind kind) {
+    switch (kind) {
+      case ChangeKind::kInsert: return kEmitInsert;
+      case ChangeKind::kDelete: return kEmitDelete;
+      case ChangeKind::kUpdateBefore: return kEmitUpdateBefore;
+      case ChangeKind::kUpdateAfter: return kEmitUpdateAfter;
+    }
+    return kEmitInsert;
+  }
+
+  // The kind of a changed row (or that it is carried over), updating its shard's counts: rows must be
+  // decided in the snapshot's order within their shard.
+  ChangeKind KindOf(const Hash128& row_hash, const Hash128* key_hash, uint8_t side, bool* skip) {
     *skip = false;
     const bool is_delete = side == kDelete;
     if (!netting_) return is_delete ? ChangeKind::kDelete : ChangeKind::kInsert;
-    if (RowCount* count = rows_.Find(row_hash_at_[row])) {
+    Shard& shard = shards_[ShardOf(row_hash, key_hash)];
+    if (RowCount* count = shard.rows.Find(row_hash)) {
       int32_t& left = is_delete ? count->deletes : count->inserts;
       if (left > 0) {
         --left;
@@ -472,8 +586,8 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
         return ChangeKind::kInsert;
       }
     }
-    if (pair_keys_) {
-      if (KeyCount* key = keys_.Find(key_hash_at_[row])) {
+    if (shard.pair_keys && key_hash) {
+      if (KeyCount* key = shard.keys.Find(*key_hash)) {
         int32_t& left = is_delete ? key->deletes : key->inserts;
         if (left > 0) {
           --left;
@@ -484,35 +598,48 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
     return is_delete ? ChangeKind::kDelete : ChangeKind::kInsert;
   }
 
-  Result<std::shared_ptr<arrow::RecordBatch>> Emit(const SidedBatch& sided) {
+  // The output rows of a batch. Rows decided by key shard (sided.decision) are emitted as decided,
+  // and the call touches nothing shared (it runs on the executor); other rows are decided here, in
+  // order, against the shards' tables (only from the consumer's thread).
+  Result<std::shared_ptr<arrow::RecordBatch>> Emit(const SidedBatch& sided, EmitStats& stats) {
     const auto& batch = *sided.batch;
     arrow::Int64Builder indices;
     arrow::StringBuilder kinds;
     ARROW_RETURN_NOT_OK(indices.Reserve(sided.changed));
-    if (netting_) {
-      if (!sided.row_hashes.empty()) {
-        row_hash_at_ = sided.row_hashes.data();
-        key_hash_at_ = sided.key_hashes.data();
-      } else {
-        ARROW_RETURN_NOT_OK(row_hasher_.HashRows(batch, row_hashes_));
-        if (pair_keys_) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(batch, key_hashes_));
-        row_hash_at_ = row_hashes_.data();
-        key_hash_at_ = key_hashes_.data();
-      }
+    const bool decided = !sided.decision.empty();
+    std::vector<Hash128> row_hashes, key_hashes;
+    if (netting_ && !decided) {
+      ARROW_RETURN_NOT_OK(row_hasher_.HashRows(batch, row_hashes));
+      // Rows are sharded by key whenever the table has keys, so the key hash is needed to find a row's shard.
+      if (has_keys()) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(batch, key_hashes));
     }
     for (int64_t i = 0; i < batch.num_rows(); ++i) {
-      const uint8_t side = sided.side[static_cast<size_t>(i)];
+      const auto at = static_cast<size_t>(i);
+      const uint8_t side = sided.side[at];
       if (side == kNone) continue;
       bool skip = false;
-      const ChangeKind kind = KindOf(i, side, &skip);
+      ChangeKind kind;
+      if (decided) {
+        switch (sided.decision[at]) {
+          case kCarriedOver: skip = true; kind = ChangeKind::kInsert; break;
+          case kEmitDelete: kind = ChangeKind::kDelete; break;
+          case kEmitUpdateBefore: kind = ChangeKind::kUpdateBefore; break;
+          case kEmitUpdateAfter: kind = ChangeKind::kUpdateAfter; break;
+          default: kind = ChangeKind::kInsert; break;
+        }
+      } else if (netting_) {
+        kind = KindOf(row_hashes[at], has_keys() ? &key_hashes[at] : nullptr, side, &skip);
+      } else {
+        kind = side == kDelete ? ChangeKind::kDelete : ChangeKind::kInsert;
+      }
       if (skip) {
-        ++stats_.carried_over;
+        ++stats.carried_over;
         continue;
       }
       switch (kind) {
-        case ChangeKind::kInsert: ++stats_.inserts; break;
-        case ChangeKind::kDelete: ++stats_.deletes; break;
-        default: ++stats_.updates; break;
+        case ChangeKind::kInsert: ++stats.inserts; break;
+        case ChangeKind::kDelete: ++stats.deletes; break;
+        default: ++stats.updates; break;
       }
       indices.UnsafeAppend(i);
       ARROW_RETURN_NOT_OK(kinds.Append(change::ChangeKindName(kind)));
@@ -563,14 +690,12 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   bool netting_;
   std::shared_ptr<const iceberg::ScanContext> context_;  // the snapshot's: one delete loader for all its files
   RowHasher row_hasher_, key_hasher_;
-  FlatMap<RowCount> rows_;
-  FlatMap<KeyCount> keys_;
-  bool pair_keys_ = false;                      // some key pairs into an update
-  std::vector<Hash128> row_hashes_, key_hashes_;  // of the batch at hand
-  const Hash128* row_hash_at_ = nullptr;          // the hashes Emit looks up: kept by pass one or fresh
-  const Hash128* key_hash_at_ = nullptr;
+  // One per thread of the executor (the result does not depend on how many: see Shard).
+  std::vector<Shard> shards_ = std::vector<Shard>(static_cast<size_t>(std::clamp(ThreadCount(), 1, 256)));
   bool counted_ = false, finished_ = false;
-  std::vector<SidedBatch> cache_;  // pass one's changed rows, while they fit kCacheBudgetBytes
+  // Pass one's changed rows (their hashes, sides and shards; their rows while they fit the budget).
+  std::vector<SidedBatch> cache_;
+  std::unique_ptr<OrderedStream<Emitted>> emitted_;  // pass two from cache_
   int64_t cache_bytes_ = 0;
   bool cache_overflow_ = false, cache_complete_ = false;
   size_t next_cached_ = 0;

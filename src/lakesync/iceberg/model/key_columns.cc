@@ -334,64 +334,177 @@ void KeyColumns::HashRows128(std::vector<Hash128>& out) const {
   }
 }
 
-void KeySet::Reserve(size_t n) {
-  words_.reserve(n);
-  encoded_.reserve(n);
+namespace {
+
+// MurmurHash3's 64-bit finaliser: consecutive keys (ids) spread over a whole open-addressing table.
+inline uint64_t SpreadWord(uint64_t word) {
+  word ^= word >> 33;
+  word *= 0xff51afd7ed558ccdULL;
+  word ^= word >> 33;
+  word *= 0xc4ceb9fe1a85ec53ULL;
+  word ^= word >> 33;
+  return word;
 }
 
-void KeySet::Insert(const KeyColumns& keys) {
+// Marks an empty slot of KeySet's word table; a key with this word is kept apart.
+constexpr uint64_t kEmptyWord = 0x9E3779B97F4A7C15ULL;
+// A bit vector over the keys' range is used while it holds at most this many bits a key: no more
+// memory than the word table (8-byte slots, at most half full) would take.
+constexpr uint64_t kBitmapBitsPerKey = 128;
+// ... or while it is this small, whatever the number of keys (8 KiB).
+constexpr uint64_t kSmallBitmapBits = uint64_t{1} << 16;
+
+}  // namespace
+
+KeySet::KeySet() = default;
+KeySet::KeySet(KeySet&&) noexcept = default;
+KeySet& KeySet::operator=(KeySet&&) noexcept = default;
+KeySet::~KeySet() = default;
+
+Result<KeySet> KeySet::Make(const KeyColumns& keys) {
+  KeySet set;
   const int64_t n = keys.length();
-  if (keys.single_word()) {
-    words_.reserve(words_.size() + static_cast<size_t>(n));
+  if (!keys.single_word()) {
+    set.representation_ = Representation::kEncoded;
+    set.encoded_ =
+        std::make_unique<arrow::internal::BinaryMemoTable<arrow::BinaryBuilder>>(arrow::default_memory_pool(), n);
+    std::string key;
+    int32_t index = -1;
     for (int64_t i = 0; i < n; ++i) {
-      if (keys.IsNull(i)) {
-        has_null_word_ = true;
-      } else {
-        words_.insert(keys.Word(i));
+      key.clear();
+      keys.AppendKey(i, key);
+      ARROW_RETURN_NOT_OK(set.encoded_->GetOrInsert(std::string_view(key), &index));
+    }
+    set.size_ = static_cast<size_t>(set.encoded_->size());
+    set.index_space_ = set.encoded_->size();
+    return set;
+  }
+  // The range of the words, read both as unsigned and as signed (offset by 2^63) numbers: a range of
+  // negative and positive keys is small only in the second reading.
+  bool any = false, has_null = false;
+  uint64_t umin = ~uint64_t{0}, umax = 0, smin = ~uint64_t{0}, smax = 0;
+  constexpr uint64_t kSign = uint64_t{1} << 63;
+  for (int64_t i = 0; i < n; ++i) {
+    if (keys.IsNull(i)) {
+      has_null = true;
+      continue;
+    }
+    const uint64_t w = keys.Word(i);
+    any = true;
+    umin = std::min(umin, w);
+    umax = std::max(umax, w);
+    smin = std::min(smin, w ^ kSign);
+    smax = std::max(smax, w ^ kSign);
+  }
+  int64_t next_index = 0;
+  if (any) {
+    const uint64_t uspan = umax - umin, sspan = smax - smin;
+    const bool signed_range = sspan < uspan;
+    const uint64_t span = signed_range ? sspan : uspan;
+    const uint64_t words = static_cast<uint64_t>(n);
+    const uint64_t limit = std::max(kSmallBitmapBits, words > (~uint64_t{0} / kBitmapBitsPerKey)
+                                                          ? ~uint64_t{0}
+                                                          : words * kBitmapBitsPerKey);
+    if (span < limit) {
+      set.representation_ = Representation::kBitmap;
+      set.base_ = signed_range ? smin ^ kSign : umin;
+      set.span_ = span;
+      set.bits_.assign(static_cast<size_t>(span / 64 + 1), 0);
+      for (int64_t i = 0; i < n; ++i) {
+        if (keys.IsNull(i)) continue;
+        const uint64_t d = keys.Word(i) - set.base_;
+        uint64_t& bits = set.bits_[static_cast<size_t>(d / 64)];
+        const uint64_t bit = uint64_t{1} << (d % 64);
+        set.size_ += (bits & bit) == 0 ? 1 : 0;
+        bits |= bit;
+      }
+      next_index = static_cast<int64_t>(span) + 1;
+    } else {
+      set.representation_ = Representation::kWordTable;
+      size_t slots = 1024;
+      while (slots < 2 * static_cast<size_t>(n)) slots *= 2;
+      set.slots_.assign(slots, kEmptyWord);
+      const size_t mask = slots - 1;
+      for (int64_t i = 0; i < n; ++i) {
+        if (keys.IsNull(i)) continue;
+        const uint64_t w = keys.Word(i);
+        if (w == kEmptyWord) {
+          set.empty_word_index_ = 0;  // numbered below
+          continue;
+        }
+        size_t at = static_cast<size_t>(SpreadWord(w)) & mask;
+        while (set.slots_[at] != kEmptyWord && set.slots_[at] != w) at = (at + 1) & mask;
+        if (set.slots_[at] == kEmptyWord) {
+          set.slots_[at] = w;
+          ++set.size_;
+        }
+      }
+      next_index = static_cast<int64_t>(slots);
+      if (set.empty_word_index_ != kAbsent) {
+        set.empty_word_index_ = next_index++;
+        ++set.size_;
       }
     }
-    return;
+  } else {
+    set.representation_ = Representation::kWordTable;  // no words: every non-null probe misses
   }
-  encoded_.reserve(encoded_.size() + static_cast<size_t>(n));
-  std::string key;
-  for (int64_t i = 0; i < n; ++i) {
-    key.clear();
-    keys.AppendKey(i, key);
-    encoded_.insert(key);
+  if (has_null) {
+    set.null_index_ = next_index++;
+    ++set.size_;
+  }
+  set.index_space_ = next_index;
+  return set;
+}
+
+int64_t KeySet::FindWord(uint64_t word) const {
+  if (representation_ == Representation::kBitmap) {
+    const uint64_t d = word - base_;
+    if (d > span_) return kAbsent;
+    return (bits_[static_cast<size_t>(d / 64)] >> (d % 64)) & 1 ? static_cast<int64_t>(d) : kAbsent;
+  }
+  if (word == kEmptyWord) return empty_word_index_;
+  if (slots_.empty()) return kAbsent;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = static_cast<size_t>(SpreadWord(word)) & mask;; i = (i + 1) & mask) {
+    const uint64_t slot = slots_[i];
+    if (slot == word) return static_cast<int64_t>(i);
+    if (slot == kEmptyWord) return kAbsent;
   }
 }
 
-void KeySet::Insert(const KeyColumns& keys, int64_t row) {
-  if (keys.single_word()) {
-    if (keys.IsNull(row)) {
-      has_null_word_ = true;
-    } else {
-      words_.insert(keys.Word(row));
-    }
-    return;
+int64_t KeySet::Find(const KeyColumns& keys, int64_t row) const {
+  if (representation_ != Representation::kEncoded) {
+    if (keys.IsNull(row)) return null_index_;
+    return FindWord(keys.Word(row));
   }
-  std::string key;
-  keys.AppendKey(row, key);
-  encoded_.insert(std::move(key));
-}
-
-bool KeySet::Contains(const KeyColumns& keys, int64_t row) const {
-  if (keys.single_word()) {
-    if (keys.IsNull(row)) return has_null_word_;
-    return words_.count(keys.Word(row)) > 0;
-  }
-  if (encoded_.empty()) return false;
+  if (encoded_->size() == 0) return kAbsent;
   // One buffer per thread: probes are per row and must not allocate.
   thread_local std::string key;
   key.clear();
   keys.AppendKey(row, key);
-  return encoded_.count(key) > 0;
+  const int32_t index = encoded_->Get(std::string_view(key));
+  return index < 0 ? kAbsent : index;
 }
 
-void KeySet::Merge(const KeySet& other) {
-  words_.insert(other.words_.begin(), other.words_.end());
-  has_null_word_ = has_null_word_ || other.has_null_word_;
-  encoded_.insert(other.encoded_.begin(), other.encoded_.end());
+void KeySet::FindAll(const KeyColumns& keys, std::vector<int64_t>& out) const {
+  const int64_t n = keys.length();
+  out.resize(static_cast<size_t>(n));
+  if (representation_ != Representation::kWordTable || slots_.empty()) {
+    for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = Find(keys, i);
+    return;
+  }
+  // A probe of a large table is a cache miss: prefetching the slot kAhead rows before it is probed
+  // overlaps them (as KeySequenceMap::FindAll does).
+  constexpr int64_t kAhead = 16;
+  const size_t mask = slots_.size() - 1;
+  auto prefetch = [&](int64_t row) {
+    if (!keys.IsNull(row)) __builtin_prefetch(&slots_[static_cast<size_t>(SpreadWord(keys.Word(row))) & mask]);
+  };
+  for (int64_t i = 0; i < std::min(n, kAhead); ++i) prefetch(i);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) prefetch(i + kAhead);
+    out[static_cast<size_t>(i)] = Find(keys, i);
+  }
 }
 
 KeySequenceMap::KeySequenceMap()
@@ -401,15 +514,7 @@ KeySequenceMap::KeySequenceMap(KeySequenceMap&&) noexcept = default;
 KeySequenceMap& KeySequenceMap::operator=(KeySequenceMap&&) noexcept = default;
 KeySequenceMap::~KeySequenceMap() = default;
 
-uint64_t KeySequenceMap::SlotHash(uint64_t word) {
-  // MurmurHash3's 64-bit finaliser: consecutive keys (ids) spread over the whole table.
-  word ^= word >> 33;
-  word *= 0xff51afd7ed558ccdULL;
-  word ^= word >> 33;
-  word *= 0xc4ceb9fe1a85ec53ULL;
-  word ^= word >> 33;
-  return word;
-}
+uint64_t KeySequenceMap::SlotHash(uint64_t word) { return SpreadWord(word); }
 
 void KeySequenceMap::ReserveWords(size_t n) {
   size_t size = 1024;

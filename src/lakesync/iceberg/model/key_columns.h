@@ -20,7 +20,6 @@
 #include <limits>
 #include <memory>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "lakesync/common/status.h"
@@ -76,28 +75,65 @@ class KeyColumns {
   bool single_word_ = false;
 };
 
-// A set of keys, built from and probed with KeyColumns of the same types. Single-word keys are kept
-// as words (no per-key allocation; the common case of one integer key column), others as their byte
-// encoding.
+// A set of keys, built once from KeyColumns and then only read, so any number of threads may probe
+// it at once without locks (key resolution probes it from every unit of a scan). Probed with
+// KeyColumns of the same types as it was built from.
+//
+// Every key has an index in [0, index_space()): equal keys the same, distinct keys distinct ones, so a
+// caller can tell which keys it found with a bit vector instead of a second set.
+//
+// No node per key: a node-based std::unordered_set (one allocation per key, a pointer chase per
+// probe) was about a third of the CPU of an apply (perf, docs/benchmarks.md). Single-word keys (one
+// integer, date, timestamp, float or boolean column: the common case) are held
+//  - as a bit vector over [min, max] when that is no larger than a hash table of the keys would be
+//    (at most 128 bits a key): ids and other dense integer keys, a probe is one bit test;
+//  - otherwise in a flat open-addressing table of words (at most half full, probes prefetched in
+//    FindAll), written here for the same reason as KeySequenceMap's;
+// other keys (strings, decimals, several columns) by their byte encoding (KeyColumns::AppendKey) in
+// Arrow's BinaryMemoTable, whose index is the key's.
 class KeySet {
  public:
-  KeySet() = default;
+  static constexpr int64_t kAbsent = -1;
+  enum class Representation { kBitmap, kWordTable, kEncoded };
 
-  // Adds every row of `keys`, or one row.
-  void Insert(const KeyColumns& keys);
-  void Insert(const KeyColumns& keys, int64_t row);
-  bool Contains(const KeyColumns& keys, int64_t row) const;
-  // Adds every key of `other` (built from columns of the same types).
-  void Merge(const KeySet& other);
+  KeySet();
+  KeySet(KeySet&&) noexcept;
+  KeySet& operator=(KeySet&&) noexcept;
+  ~KeySet();
 
-  size_t size() const { return words_.size() + encoded_.size() + (has_null_word_ ? 1 : 0); }
-  bool empty() const { return size() == 0; }
-  void Reserve(size_t n);
+  // The set of the keys of every row of `keys`.
+  static Result<KeySet> Make(const KeyColumns& keys);
+
+  // The index of row `row`'s key, kAbsent when it is not in the set.
+  int64_t Find(const KeyColumns& keys, int64_t row) const;
+  bool Contains(const KeyColumns& keys, int64_t row) const { return Find(keys, row) != kAbsent; }
+  // Find for every row of `keys` into `out` (resized); table probes are prefetched a few rows ahead.
+  void FindAll(const KeyColumns& keys, std::vector<int64_t>& out) const;
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // Indexes lie in [0, index_space()).
+  int64_t index_space() const { return index_space_; }
+  Representation representation() const { return representation_; }
 
  private:
-  std::unordered_set<uint64_t> words_;
-  bool has_null_word_ = false;  // a null single-word key
-  std::unordered_set<std::string> encoded_;
+  int64_t FindWord(uint64_t word) const;
+
+  Representation representation_ = Representation::kEncoded;
+  size_t size_ = 0;
+  int64_t index_space_ = 0;
+  // A null single-word key and, in the word table, the word that marks an empty slot are kept apart
+  // from the words, at indexes null_index_ and empty_word_index_ (kAbsent while not in the set).
+  int64_t null_index_ = kAbsent;
+  int64_t empty_word_index_ = kAbsent;
+  // kBitmap: bit (word - base_) of bits_, for word - base_ <= span_ (unsigned, so wrapping ranges of
+  // signed keys work too).
+  uint64_t base_ = 0, span_ = 0;
+  std::vector<uint64_t> bits_;
+  // kWordTable: a power of two in size, at most half full; a slot's index is its position.
+  std::vector<uint64_t> slots_;
+  // kEncoded
+  std::unique_ptr<arrow::internal::BinaryMemoTable<arrow::BinaryBuilder>> encoded_;
 };
 
 // Keys mapped to the highest sequence number recorded with each (equality deletes: a key to the
