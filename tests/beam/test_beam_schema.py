@@ -67,10 +67,15 @@ def test_sync_job_follows_a_delta_schema_change_mid_range_like_the_cli(beam, tmp
     assert "note" not in schemas[snaps[0].schema_id].column_names and "note" in schemas[snaps[1].schema_id].column_names
 
     # An incompatible change (qty long → double) fails the pipeline with the CLI's message, before
-    # anything is written.
+    # anything is written. The rows go first (as in the CLI's test): an overwrite that removes rows
+    # written with the old type fails earlier, in the reader, naming the file and both types
+    # (docs/status.md).
+    DeltaTable(str(src)).delete()
+    assert beam.sync(job, wh, 2, tmp_path, runner="direct")["status"] == "committed"
+    snaps = wh.pyiceberg().load_table("db.t").metadata.snapshots
     narrow = pa.schema([("id", pa.int64()), ("qty", pa.float64()), ("price", pa.float64()), ("note", pa.string())])
-    write_deltalake(str(src), DeltaTable(str(src)).to_pyarrow_table().cast(narrow), mode="overwrite",
-                    schema_mode="overwrite")
+    write_deltalake(str(src), pa.table({"id": pa.array([6], pa.int64()), "qty": [0.5], "price": [6.5], "note": ["six"]},
+                                       schema=narrow), mode="overwrite", schema_mode="overwrite")
     with pytest.raises(AssertionError) as failed:
         beam.sync(job, wh, 2, tmp_path, runner="direct")
     cli = wh.cli("run", job, check=False)
@@ -91,9 +96,12 @@ def test_write_iceberg_changes_follows_the_input_schema_when_asked(beam, tmp_pat
     lakesync.Catalog(wh.config).apply("db.w", pa.table({"id": pa.array([1, 2], pa.int64()),
                                                         "n": pa.array([1, 2], pa.int32())}))
     changes = tmp_path / "changes.parquet"
-    pq.write_table(pa.table({"id": pa.array([3], pa.int64()), "n": pa.array([2**40], pa.int64()), "note": ["three"]}),
+    pq.write_table(pa.table({"id": pa.array([3], pa.int64()), "n": pa.array([2**40], pa.int64()), "note": ["three"],
+                             "seq": pa.array([1], pa.int64())}),
                    changes)
-    summary = beam.run("write", "db.w", wh.config_file, changes, json.dumps({"schema_evolution": "additive"}),
+    summary = beam.run("write", "db.w", wh.config_file, changes,
+                       json.dumps({"schema_evolution": "additive", "equality_columns": ["id"],
+                                   "sequence_number_column": "seq"}),
                        "--shards", 2, tmp=tmp_path)
     assert summary["tables"][0]["snapshot_id"], summary
     t = wh.pyiceberg().load_table("db.w")
