@@ -7,9 +7,13 @@
 #include <arrow/ipc/reader.h>
 #include <arrow/ipc/writer.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -43,17 +47,56 @@ uint64_t SpillSeed(int depth) {
   return depth == 0 ? kKeyShardSeed : 0x2545f4914f6cdd1dULL * static_cast<uint64_t>(depth + 1);
 }
 
+namespace {
+
+constexpr const char* kOwnerFile = "owner";
+
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "";
+  return name;
+}
+
+}  // namespace
+
+int RemoveAbandonedSpillDirectories(const std::string& parent, const std::string& prefix) {
+  // A process killed with SIGKILL cannot run SpillDirectory's destructor. Its directory names its
+  // owner (pid and host): one whose owner is gone on this host is removed by the next process that
+  // spills there. A directory without an owner file (being created, or older than this rule) and
+  // one whose owner is alive, or on another host sharing the directory, are left alone.
+  std::error_code ec;
+  const std::string host = HostName();
+  int removed = 0;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix + "-", 0) != 0 || !it->is_directory(ec)) continue;
+    std::ifstream owner(it->path() / kOwnerFile);
+    long pid = 0;
+    std::string owner_host;
+    if (!(owner >> pid >> owner_host) || pid <= 0 || owner_host != host) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code remove_ec;
+    if (fs::remove_all(it->path(), remove_ec) > 0 && !remove_ec) ++removed;
+  }
+  return removed;
+}
+
 Result<std::unique_ptr<SpillDirectory>> SpillDirectory::Create(const std::string& parent, const std::string& prefix) {
   std::error_code ec;
   fs::path base = parent.empty() ? fs::temp_directory_path(ec) : fs::path(parent);
   if (ec) return IOError("no temporary directory for spill files: {}", ec.message());
   fs::create_directories(base, ec);
   if (ec) return IOError("creating spill directory {}: {}", base.string(), ec.message());
+  RemoveAbandonedSpillDirectories(base.string(), prefix);
   std::string pattern = (base / (prefix + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     return IOError("creating a spill directory in {}: {}", base.string(), std::generic_category().message(errno));
   }
-  return std::unique_ptr<SpillDirectory>(new SpillDirectory(pattern));
+  auto directory = std::unique_ptr<SpillDirectory>(new SpillDirectory(pattern));
+  std::ofstream owner(fs::path(pattern) / kOwnerFile);
+  owner << ::getpid() << ' ' << HostName() << '\n';
+  if (!owner.flush()) return IOError("writing the owner of spill directory {}", pattern);
+  return directory;
 }
 
 SpillDirectory::~SpillDirectory() {

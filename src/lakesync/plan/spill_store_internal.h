@@ -25,10 +25,16 @@ struct SpillBucket {
   int32_t index = 0;  // its bucket number among the `count` of the partitioning that produced it
 };
 
+// Removes the `<prefix>-*` directories below `parent` left by a process of this host that is gone
+// (killed with SIGKILL, so its SpillDirectory never ran its destructor); returns how many. Best
+// effort: errors are ignored, and directories of live processes or other hosts are kept.
+int RemoveAbandonedSpillDirectories(const std::string& parent, const std::string& prefix);
+
 class SpillDirectory {
  public:
   // Creates a fresh directory `<prefix>-XXXXXX` below `parent` (the system temporary directory when
-  // empty). Errors: IOError naming the directory.
+  // empty), with an `owner` file (pid and host), after removing the abandoned ones
+  // (RemoveAbandonedSpillDirectories). Errors: IOError naming the directory.
   static Result<std::unique_ptr<SpillDirectory>> Create(const std::string& parent,
                                                         const std::string& prefix = "lakesync-collapse");
   ~SpillDirectory();  // removes the directory and its files

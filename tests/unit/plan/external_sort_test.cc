@@ -3,6 +3,7 @@
 // merge passes; its temporary files are gone once it is destroyed, also after an error. Expected
 // orders come from std::sort over the same values, not from Arrow.
 #include "lakesync/plan/external_sort.h"
+#include "lakesync/plan/spill_store_internal.h"
 
 #include <arrow/api.h>
 #include <gtest/gtest.h>
@@ -15,7 +16,10 @@
 #include <set>
 #include <tuple>
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <fstream>
 
 namespace lakesync::plan {
 namespace {
@@ -174,6 +178,42 @@ TEST_F(ExternalSortTest, AnErrorWhileEmittingLeavesNoFiles) {
   EXPECT_FALSE(DirEmpty());
   sorter.reset();
   EXPECT_TRUE(DirEmpty()) << "spill files left behind after an error";
+}
+
+// A process killed with SIGKILL leaves its spill directory: the next sort in the same parent removes
+// it when its owner is gone, and keeps those of live owners, other hosts and unknown owners.
+TEST_F(ExternalSortTest, DirectoriesOfKilledProcessesAreRemovedByTheNextSort) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);  // reaped: its pid now names no process
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof(host) - 1), 0);
+  auto leave = [&](const std::string& name, const std::string& owner) {
+    fs::create_directories(dir_ / name);
+    std::ofstream(dir_ / name / "run-000000.arrow") << "spilled";
+    if (!owner.empty()) std::ofstream(dir_ / name / "owner") << owner << "\n";
+  };
+  leave("lakesync-sort-killed", std::to_string(child) + " " + host);
+  leave("lakesync-sort-alive", std::to_string(::getpid()) + " " + host);
+  leave("lakesync-sort-elsewhere", std::to_string(child) + " another-host");
+  leave("lakesync-sort-unowned", "");
+  leave("lakesync-collapse-killed", std::to_string(child) + " " + host);  // another prefix
+
+  const auto rows = RandomRows(5000, 9);
+  auto sorter = ExternalSorter::Make(RowSchema(), Options(16 << 10, dir_.string())).ValueOrDie();
+  ASSERT_TRUE(sorter->Add(ToBatch(rows, 0, rows.size())).ok());
+  ASSERT_TRUE(sorter->Finish([](const std::shared_ptr<arrow::RecordBatch>&) { return Status::OK(); }).ok());
+  sorter.reset();
+
+  EXPECT_FALSE(fs::exists(dir_ / "lakesync-sort-killed"));
+  EXPECT_TRUE(fs::exists(dir_ / "lakesync-sort-alive"));
+  EXPECT_TRUE(fs::exists(dir_ / "lakesync-sort-elsewhere"));
+  EXPECT_TRUE(fs::exists(dir_ / "lakesync-sort-unowned"));
+  EXPECT_TRUE(fs::exists(dir_ / "lakesync-collapse-killed"));
+  EXPECT_EQ(internal::RemoveAbandonedSpillDirectories(dir_.string(), "lakesync-collapse"), 1);
+  EXPECT_FALSE(fs::exists(dir_ / "lakesync-collapse-killed"));
 }
 
 TEST_F(ExternalSortTest, BadOptionsAreRejected) {
