@@ -401,10 +401,15 @@ def test_help_of_every_command(tmp_path, command):
 
 def test_version(tmp_path):
     cli = O.Cli(tmp_path)
+    cli.env.pop("ARROW_DEFAULT_MEMORY_POOL", None)  # the default, whatever the caller's environment
     out = cli.ok("--version", config=False)
     import re
 
     assert re.fullmatch(r"lakesync \d+\.\d+\.\d+.*\n", out), out
+    # Arrow's memory pool is jemalloc unless the user names another (tools/lakesync/main.cc says why).
+    assert out.endswith("; memory pool: jemalloc)\n"), out
+    chosen = O.Cli(tmp_path, env={"ARROW_DEFAULT_MEMORY_POOL": "system"}).ok("--version", config=False)
+    assert chosen.endswith("; memory pool: system)\n"), chosen
 
 
 def test_flag_errors_use_the_documented_prefix(tmp_path):
