@@ -32,8 +32,9 @@ std::string VersionText() {
 // when the pool is first used, so this must run before anything allocates). The pyarrow wheel's
 // default, mimalloc, hands freed memory back to the kernel within milliseconds. The apply and the
 // readers allocate and free batch-sized buffers all the time, and the kernel's zeroing of the pages
-// they fault in again was 47% of an apply's CPU in perf. Applying 200k changes into 2M rows on one
-// thread took 0.86-0.89 CPU-s with mimalloc and 0.48-0.54 with jemalloc (docs/benchmarks.md).
+// they fault in again was 47% of an apply's CPU in perf. At load average 2.6-3.2, applying 200k
+// changes into 2M rows on one thread took 0.86-0.89 CPU-s with mimalloc and 0.48-0.54 with
+// jemalloc; on a quiet machine the two are within noise (docs/benchmarks.md, "Memory pool").
 void ChooseMemoryPool() { ::setenv("ARROW_DEFAULT_MEMORY_POOL", "jemalloc", /*overwrite=*/0); }
 
 // The word the user probably meant when a command or sub-command is mistyped: walks argv down the
