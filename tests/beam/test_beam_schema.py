@@ -12,8 +12,15 @@ import json
 import pyarrow as pa
 import pytest
 
+import sys
+from pathlib import Path
+
 from beam_testing import sorted_rows
 from lakesync_testing import Warehouse
+
+# The Delta suites' table helpers; appended, so that no module of this folder is shadowed.
+sys.path.append(str(Path(__file__).resolve().parents[1] / "delta"))
+from delta_tables import add_column_then_widen, create_small_cdf_table  # noqa: E402
 
 COLUMNS = ["id", "qty", "price", "note"]
 
@@ -22,9 +29,7 @@ def test_sync_job_follows_a_delta_schema_change_mid_range_like_the_cli(beam, tmp
     from deltalake import DeltaTable, write_deltalake
 
     src = tmp_path / "d"
-    write_deltalake(str(src), pa.table({"id": pa.array([1, 2, 3], pa.int64()), "qty": pa.array([10, 20, 30], pa.int32()),
-                                        "price": pa.array([1.5, 2.5, 3.5], pa.float32())}),
-                    configuration={"delta.enableChangeDataFeed": "true"})
+    create_small_cdf_table(src)
     job = tmp_path / "job.yaml"
     job.write_text(json.dumps({
         "name": "evolving",
@@ -35,18 +40,9 @@ def test_sync_job_follows_a_delta_schema_change_mid_range_like_the_cli(beam, tmp
     first = beam.sync(job, wh, 2, tmp_path, runner="direct")
     assert first["status"] == "committed" and first["range"] == {"from": 0, "through": 0}, first
 
-    # v1 adds `note` (merge), v2 updates a row, v3 widens qty int → long and price float → double (an
-    # overwrite with the new schema), v4 appends a value only the wider type holds.
-    write_deltalake(str(src), pa.table({"id": pa.array([4], pa.int64()), "qty": pa.array([40], pa.int32()),
-                                        "price": pa.array([4.5], pa.float32()), "note": ["four"]}),
-                    mode="append", schema_mode="merge")
-    DeltaTable(str(src)).update(updates={"qty": "qty + 1"}, predicate="id = 1")
-    wide = pa.schema([("id", pa.int64()), ("qty", pa.int64()), ("price", pa.float64()), ("note", pa.string())])
-    write_deltalake(str(src), DeltaTable(str(src)).to_pyarrow_table().cast(wide), mode="overwrite",
-                    schema_mode="overwrite")
-    write_deltalake(str(src), pa.table({"id": pa.array([5], pa.int64()), "qty": pa.array([2**40], pa.int64()),
-                                        "price": pa.array([5.25], pa.float64()), "note": ["five"]}, schema=wide),
-                    mode="append")
+    # The CLI test's workload (delta_tables.add_column_then_widen): v1 adds `note`, v2 updates a row,
+    # v3 widens qty and price, v4 appends a value only the wider type holds.
+    add_column_then_widen(src)
     summary = beam.sync(job, wh, 2, tmp_path, runner="direct")
     assert summary["status"] == "committed", summary
     assert summary["range"] == {"from": 1, "through": 4}

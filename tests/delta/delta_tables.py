@@ -218,3 +218,29 @@ def drop_column(path: Path, name: str, timestamp_ms: int = 1767225600000) -> int
         schema["fields"] = [f for f in schema["fields"] if f["name"] != name]
 
     return _schema_commit(path, "DROP COLUMNS", {"columns": json.dumps([name])}, timestamp_ms, change)
+
+
+def create_small_cdf_table(path: Path) -> None:
+    """Version 0 of the schema-evolution workload: ids 1-3, qty int32, price float32, Change Data Feed on."""
+    from deltalake import write_deltalake
+    write_deltalake(str(path), pa.table({"id": pa.array([1, 2, 3], pa.int64()), "qty": pa.array([10, 20, 30], pa.int32()),
+                                         "price": pa.array([1.5, 2.5, 3.5], pa.float32())}),
+                    configuration={"delta.enableChangeDataFeed": "true"})
+
+
+def add_column_then_widen(path: Path) -> pa.Schema:
+    """Four versions on create_small_cdf_table's table: v1 adds `note` (merge), v2 updates a row, v3
+    widens qty int → long and price float → double (an overwrite with the new schema), v4 appends a
+    value only the wider type holds. Returns the widened schema."""
+    from deltalake import DeltaTable, write_deltalake
+    write_deltalake(str(path), pa.table({"id": pa.array([4], pa.int64()), "qty": pa.array([40], pa.int32()),
+                                         "price": pa.array([4.5], pa.float32()), "note": ["four"]}),
+                    mode="append", schema_mode="merge")
+    DeltaTable(str(path)).update(updates={"qty": "qty + 1"}, predicate="id = 1")
+    wide = pa.schema([("id", pa.int64()), ("qty", pa.int64()), ("price", pa.float64()), ("note", pa.string())])
+    write_deltalake(str(path), DeltaTable(str(path)).to_pyarrow_table().cast(wide), mode="overwrite",
+                    schema_mode="overwrite")
+    write_deltalake(str(path), pa.table({"id": pa.array([5], pa.int64()), "qty": pa.array([2**40], pa.int64()),
+                                         "price": pa.array([5.25], pa.float64()), "note": ["five"]}, schema=wide),
+                    mode="append")
+    return wide

@@ -18,7 +18,7 @@ import yaml
 
 # The Delta suites' table helpers; appended, so that no module of this folder is shadowed.
 sys.path.append(str(Path(__file__).resolve().parents[1] / "delta"))
-from delta_tables import rename_column  # noqa: E402
+from delta_tables import add_column_then_widen, create_small_cdf_table, rename_column  # noqa: E402
 
 SHARED = Path(os.environ.get("LAKESYNC_SHARED_DIR", "/work/shared"))
 
@@ -53,14 +53,10 @@ def delta_job(env, path, **top):
 
 
 def delta_create(path):
-    from deltalake import write_deltalake
-    write_deltalake(str(path), pa.table({"id": pa.array([1, 2, 3], pa.int64()), "qty": pa.array([10, 20, 30], pa.int32()),
-                                         "price": pa.array([1.5, 2.5, 3.5], pa.float32())}),
-                    configuration={"delta.enableChangeDataFeed": "true"})
+    create_small_cdf_table(path)
 
 
 def test_delta_source_adds_a_column_and_widens_two_mid_range(env):
-    from deltalake import DeltaTable, write_deltalake
     src = env.root / "d"
     delta_create(src)
     job = delta_job(env, src)
@@ -68,19 +64,9 @@ def test_delta_source_adds_a_column_and_widens_two_mid_range(env):
     assert runs[0]["status"] == "committed"
     assert iceberg_table(env).metadata.last_column_id == 3
 
-    # One range with both changes in its middle: v1 adds `note` (merge), v2 updates a row, v3 widens
-    # qty int → long and price float → double (an overwrite with the new schema), v4 appends a value
-    # only the wider type holds.
-    write_deltalake(str(src), pa.table({"id": pa.array([4], pa.int64()), "qty": pa.array([40], pa.int32()),
-                                        "price": pa.array([4.5], pa.float32()), "note": ["four"]}),
-                    mode="append", schema_mode="merge")
-    DeltaTable(str(src)).update(updates={"qty": "qty + 1"}, predicate="id = 1")
-    wide = pa.schema([("id", pa.int64()), ("qty", pa.int64()), ("price", pa.float64()), ("note", pa.string())])
-    write_deltalake(str(src), DeltaTable(str(src)).to_pyarrow_table().cast(wide), mode="overwrite",
-                    schema_mode="overwrite")
-    write_deltalake(str(src), pa.table({"id": pa.array([5], pa.int64()), "qty": pa.array([2**40], pa.int64()),
-                                        "price": pa.array([5.25], pa.float64()), "note": ["five"]}, schema=wide),
-                    mode="append")
+    # One range with both changes in its middle (delta_tables.add_column_then_widen: v1 adds `note`,
+    # v2 updates a row, v3 widens qty and price, v4 appends a value only the wider type holds).
+    add_column_then_widen(src)
     p, runs = env.run_job(job, "--once")
     assert [r["status"] for r in runs] == ["committed"], p.stdout
     assert runs[-1]["range"] == {"from": 1, "through": 4}
