@@ -31,6 +31,7 @@
 #include "lakesync/iceberg/write/equality_delete_writer.h"
 #include "lakesync/iceberg/write/file_namer.h"
 #include "lakesync/iceberg/write/partition_splitter.h"
+#include "lakesync/sink/apply_phases_internal.h"
 #include "lakesync/sink/key_resolver.h"
 #include "lakesync/sink/staged_apply.h"
 #include "lakesync/sink/table_template.h"
@@ -606,7 +607,9 @@ Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const Appl
     // Key shards (plan/change_collapser.h) are collapsed and written side by side on the executor,
     // each into data files of its own, and gathered in shard order: the files are the same whatever
     // the thread count, and the shards in flight share sorter_memory_mb between them.
+    internal::PhaseClock clock;
     LS_ASSIGN_OR_RAISE_CTX(auto shards, dest.collapser->TakeShards(), "applying changes to {}", dest.name);
+    clock.Log(dest.name, fmt::format("splitting the changes into {} key shards", shards.size()));
     struct ShardOutput {
       std::vector<iceberg::DataFile> files;
       std::vector<std::shared_ptr<arrow::Table>> delete_images;
@@ -660,6 +663,7 @@ Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const Appl
       return out;
     };
     auto outputs = ParallelMap<ShardOutput>(shards.size(), stage_shard);
+    clock.Log(dest.name, "collapsing the key shards and writing their data files");
     if (!outputs.ok()) {
       // ParallelMap waited for every shard in flight: `started` is complete.
       dest.written.insert(dest.written.end(), started.begin(), started.end());
@@ -763,7 +767,9 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
     files.clear();
   };
 
+  internal::PhaseClock clock;
   ARROW_ASSIGN_OR_RAISE(auto staged, StageRows(dest, options));
+  clock.Log(dest.name, "staging (collapsing, data files, delete images)");
   result.rows_written = staged.rows_written;
   result.data_bytes = staged.data_bytes;
   result.data_files = static_cast<int64_t>(staged.data_files.size());
@@ -785,12 +791,15 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
   ResolveAttempt resolve;
   if (staged.position_deletes) {
     resolve = [&](table::AttemptDeletes& deletes, std::set<std::string>& resolved_files) -> Status {
+      internal::PhaseClock clock;
       table::PositionDeletes positions(table);
       ARROW_ASSIGN_OR_RAISE(auto resolved, ResolveKeys(table, *staged.position_deletes, dest.key_columns, positions));
+      clock.Log(dest.name, fmt::format("resolving {} keys to positions", staged.position_deletes->num_rows()));
       resolved_files = resolved.data_files;
       result.missing_deletes = resolved.stats.keys - resolved.stats.keys_found;
       deleted_positions = positions.count();
       ARROW_RETURN_NOT_OK(positions.WriteTo(deletes));
+      clock.Log(dest.name, fmt::format("writing the deletes of {} positions", deleted_positions));
       attempt_delete_files = deletes.added;
       return Status::OK();
     };
@@ -801,7 +810,9 @@ Result<TableApplyResult> CdcWriter::Finish(Destination& dest, const ApplyOptions
     return static_cast<int64_t>(DistinctFiles(all));
   };
   if (dest.evolved) files.schema = dest.evolved;
+  clock.Restart();
   auto committed = CommitFiles(table, files, config_, options.source_position, resolve);
+  clock.Log(dest.name, "committing (key resolution and deletes included)");
   if (committed.ok()) {
     switch (committed->outcome) {
       case CommitOutcome::kNothingToDo:
@@ -885,9 +896,13 @@ Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const Ap
                                    !config_.is_given("sequence_number_column") &&
                                    changes.schema()->GetFieldIndex(config_.sequence_number_column) < 0;
   int64_t next_sequence = 0;
+  // --log-level debug: reading and routing interleave, so each is summed over the batches.
+  internal::PhaseClock clock;
+  internal::PhaseTime reading, routing;
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
     Status st = changes.ReadNext(&batch);
+    reading += clock.Lap();
     if (!st.ok()) return fail(WithContext(st, "reading " + options.source_name));
     if (!batch) break;
     if (synthesize_sequence) {
@@ -900,9 +915,12 @@ Result<ApplyResult> CdcWriter::Apply(arrow::RecordBatchReader& changes, const Ap
                                                     seq_array));
     }
     st = Route(batch, options);
+    routing += clock.Lap();
     if (!st.ok()) return fail(st);
     batch_first_row_ += batch->num_rows();
   }
+  internal::LogPhase(options.source_name, "reading the changes", reading);
+  internal::LogPhase(options.source_name, "routing and preparing the changes (spilling included)", routing);
   if (destinations_.empty() && !IsTemplate(config_.table)) {
     // No rows at all: still record progress when a position is given, so the source moves on.
     auto st = DestinationFor(config_.table, changes.schema(), options).status();

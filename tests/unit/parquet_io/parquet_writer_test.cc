@@ -461,3 +461,72 @@ TEST(ParquetWriter, LeavesV3UnknownColumnsOutOfTheFile) {
 
 }  // namespace
 }  // namespace lakesync::parquet_io
+
+namespace lakesync::parquet_io {
+namespace {
+
+using iceberg::Type;
+using testing::Field;
+using testing::OpenOut;
+
+// parquet-mr's fallback rule, decided on the first batch: mostly-unique columns are written plain,
+// repetitive ones keep their dictionary, and the values read back the same either way.
+TEST(ParquetWriter, WritesColumnsWithoutADictionaryWhenItWouldNotShrinkThem) {
+  testing::TempDir dir;
+  auto schema = std::make_shared<const iceberg::Schema>(
+      0, std::vector<iceberg::NestedField>{Field(1, "id", Type::Long(), true), Field(2, "name", Type::String()),
+                                           Field(3, "day", Type::Date()), Field(4, "status", Type::String()),
+                                           Field(5, "amount", Type::Decimal(18, 2)), Field(6, "half", Type::Long())});
+  auto arrow_schema = iceberg::ToArrowSchema(*schema).ValueOrDie();
+  auto make = [&](int64_t rows) {
+    arrow::Int64Builder id, half;
+    arrow::StringBuilder name, status;
+    arrow::Date32Builder day;
+    arrow::Decimal128Builder amount(arrow::decimal128(18, 2));
+    std::mt19937_64 rng(11);
+    for (int64_t k = 0; k < rows; ++k) {
+      EXPECT_TRUE(id.Append(k * 7).ok());
+      EXPECT_TRUE(name.Append("name-" + std::to_string(rng() % 1000000000)).ok());
+      EXPECT_TRUE(day.Append(static_cast<int32_t>(19000 + k % 30)).ok());
+      EXPECT_TRUE(status.Append(k % 3 == 0 ? "open" : "closed").ok());
+      EXPECT_TRUE(amount.Append(arrow::Decimal128(static_cast<int64_t>(rng() % 100000000))).ok());
+      EXPECT_TRUE(half.Append(k / 2).ok());  // each value twice: a dictionary still shrinks it
+    }
+    return arrow::RecordBatch::Make(arrow_schema, rows,
+                                    {id.Finish().ValueOrDie(), name.Finish().ValueOrDie(), day.Finish().ValueOrDie(),
+                                     status.Finish().ValueOrDie(), amount.Finish().ValueOrDie(),
+                                     half.Finish().ValueOrDie()});
+  };
+  auto dictionary_columns = [](const std::string& path) {
+    std::set<std::string> out;
+    auto reader = parquet::ParquetFileReader::OpenFile(path);
+    auto group = reader->metadata()->RowGroup(0);
+    for (int c = 0; c < group->num_columns(); ++c) {
+      if (group->ColumnChunk(c)->has_dictionary_page()) out.insert(group->ColumnChunk(c)->path_in_schema()->ToDotString());
+    }
+    return out;
+  };
+
+  const auto big = make(30000);
+  EXPECT_EQ(ColumnsWithoutDictionaryGain(*big, 20000), (std::vector<std::string>{"id", "name", "amount"}));
+  const std::string path = dir.File("plain.parquet");
+  LS_ASSERT_OK(WriteFile(path, schema, {big->Slice(0, 25000), big->Slice(25000)}).status());
+  EXPECT_EQ(dictionary_columns(path), (std::set<std::string>{"day", "status", "half"}));
+  auto back = ReadBack(path, schema);
+  ASSERT_EQ(back->num_rows(), 30000);
+  for (int c = 0; c < big->num_columns(); ++c) {
+    EXPECT_TRUE(back->column(c)->Equals(arrow::ChunkedArray(big->column(c)))) << big->schema()->field(c)->name();
+  }
+
+  // A first batch below kMinDictionarySampleRows decides nothing: every column keeps its dictionary.
+  const auto small = make(kMinDictionarySampleRows - 1);
+  EXPECT_TRUE(ColumnsWithoutDictionaryGain(*small, 20000).empty());
+  const std::string small_path = dir.File("small.parquet");
+  LS_ASSERT_OK(WriteFile(small_path, schema, {small}).status());
+  EXPECT_EQ(dictionary_columns(small_path).size(), 6u);
+  // The sample is the first sample_rows rows only.
+  EXPECT_TRUE(ColumnsWithoutDictionaryGain(*big, kMinDictionarySampleRows - 1).empty());
+}
+
+}  // namespace
+}  // namespace lakesync::parquet_io

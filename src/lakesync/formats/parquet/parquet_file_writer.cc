@@ -6,6 +6,7 @@
 #include <arrow/record_batch.h>
 #include <arrow/util/byte_size.h>
 #include <arrow/util/key_value_metadata.h>
+#include <parquet/arrow/schema.h>
 #include <parquet/arrow/writer.h>
 #include <parquet/file_writer.h>
 
@@ -74,17 +75,35 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Make(std::shared_p
   }
   w->floating_ = std::make_unique<internal::FloatingStatsCollector>(*w->schema_);
 
-  auto arrow_props = parquet::ArrowWriterProperties::Builder().build();
-  arrow::MemoryPool* pool = w->options_.pool ? w->options_.pool : arrow::default_memory_pool();
-  LS_ASSIGN_OR_RAISE_CTX(w->writer_,
-                         parquet::arrow::FileWriter::Open(*w->writer_arrow_schema_, pool, w->sink_,
-                                                          w->options_.parquet.ToWriterProperties(), arrow_props),
-                         "opening Parquet writer for {}", w->location_);
-  LS_RETURN_NOT_OK_CTX(w->writer_->AddKeyValueMetadata(arrow::key_value_metadata(
-                           {"iceberg.schema"}, {iceberg::SchemaToJson(*w->schema_).dump()})),
-                       "writing {}", w->location_);
-  LS_ASSIGN_OR_RAISE_CTX(w->flushed_at_, w->sink_->Tell(), "writing {}", w->location_);
+  // Arrow's writer opens with the first batch (OpenWriter), which chooses the columns' encodings;
+  // the schema is checked now, so a schema Arrow cannot write fails here as before.
+  std::shared_ptr<parquet::SchemaDescriptor> parquet_schema;
+  LS_RETURN_NOT_OK_CTX(parquet::arrow::ToParquetSchema(w->writer_arrow_schema_.get(),
+                                                       *w->options_.parquet.ToWriterProperties(),
+                                                       *parquet::ArrowWriterProperties::Builder().build(),
+                                                       &parquet_schema),
+                       "opening Parquet writer for {}", w->location_);
   return w;
+}
+
+Status ParquetFileWriter::OpenWriter(const arrow::RecordBatch* first_batch) {
+  // Columns whose first page would not shrink with a dictionary are written plain from the start
+  // (parquet-mr's fallback rule, parquet_properties.h): hashing every value of a unique column into a
+  // dictionary that is then thrown away or kept at a loss costs most of a write's CPU.
+  std::vector<std::string> plain_columns;
+  if (first_batch) plain_columns = ColumnsWithoutDictionaryGain(*first_batch, options_.parquet.page_row_limit);
+  auto arrow_props = parquet::ArrowWriterProperties::Builder().build();
+  arrow::MemoryPool* pool = options_.pool ? options_.pool : arrow::default_memory_pool();
+  LS_ASSIGN_OR_RAISE_CTX(writer_,
+                         parquet::arrow::FileWriter::Open(*writer_arrow_schema_, pool, sink_,
+                                                          options_.parquet.ToWriterProperties(plain_columns),
+                                                          arrow_props),
+                         "opening Parquet writer for {}", location_);
+  LS_RETURN_NOT_OK_CTX(writer_->AddKeyValueMetadata(arrow::key_value_metadata(
+                           {"iceberg.schema"}, {iceberg::SchemaToJson(*schema_).dump()})),
+                       "writing {}", location_);
+  LS_ASSIGN_OR_RAISE_CTX(flushed_at_, sink_->Tell(), "writing {}", location_);
+  return Status::OK();
 }
 
 Status ParquetFileWriter::StartRowGroup() {
@@ -142,6 +161,7 @@ Status ParquetFileWriter::Write(const arrow::RecordBatch& batch) {
         arrow::MakeArray(internal::Retype(col->data(), writer_arrow_schema_->field(static_cast<int>(k))->type())));
   }
   auto writer_batch = arrow::RecordBatch::Make(writer_arrow_schema_, batch.num_rows(), writer_columns);
+  if (!writer_ && writer_batch->num_rows() > 0) ARROW_RETURN_NOT_OK(OpenWriter(writer_batch.get()));
 
   int64_t slice_rows = kMaxSliceRows;
   if (writer_batch->num_rows() > kMinSliceRows) {
@@ -169,6 +189,7 @@ Status ParquetFileWriter::Write(const arrow::RecordBatch& batch) {
 Result<ParquetFileMetrics> ParquetFileWriter::Close() {
   if (closed_) return InvalidArgument("{} is already closed", location_);
   closed_ = true;
+  if (!writer_) ARROW_RETURN_NOT_OK(OpenWriter(nullptr));  // no rows: a file with the schema only
   LS_RETURN_NOT_OK_CTX(writer_->Close(), "finishing Parquet file {}", location_);
   LS_ASSIGN_OR_RAISE_CTX(int64_t size, sink_->Tell(), "finishing Parquet file {}", location_);
   if (!sink_->closed()) LS_RETURN_NOT_OK_CTX(sink_->Close(), "closing {}", location_);

@@ -7,6 +7,8 @@
 // as INT32/INT64/FIXED by precision, timestamps with isAdjustedToUTC for the tz types. The footer
 // carries the Iceberg schema JSON under "iceberg.schema", as Java writes it. Top-level columns of
 // the v3 `unknown` type are not written (the spec keeps them out of data files; readers fill nulls).
+// Columns are dictionary-encoded unless the first batch shows that a dictionary would not make its
+// first page smaller (parquet-mr's rule, ColumnsWithoutDictionaryGain in parquet_properties.h).
 #pragma once
 
 #include <arrow/io/interfaces.h>
@@ -73,6 +75,8 @@ class ParquetFileWriter {
  private:
   ParquetFileWriter() = default;
   Status StartRowGroup();
+  // Opens Arrow's writer, its column encodings chosen from the first batch (null: none written).
+  Status OpenWriter(const arrow::RecordBatch* first_batch);
 
   std::string location_;
   iceberg::SchemaPtr schema_;
@@ -81,7 +85,7 @@ class ParquetFileWriter {
   std::shared_ptr<arrow::Schema> table_arrow_schema_;   // ToArrowSchema(schema)
   std::shared_ptr<arrow::Schema> writer_arrow_schema_;  // what Arrow's Parquet writer sees
   std::vector<int> written_columns_;                    // table column index per writer column
-  std::unique_ptr<parquet::arrow::FileWriter> writer_;
+  std::unique_ptr<parquet::arrow::FileWriter> writer_;  // opened by the first Write (or Close)
   std::unique_ptr<internal::FloatingStatsCollector> floating_;
   int64_t record_count_ = 0;
   int64_t rows_in_row_group_ = 0;

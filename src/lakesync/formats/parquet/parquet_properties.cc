@@ -1,9 +1,16 @@
 #include "lakesync/formats/parquet/parquet_properties.h"
 
+#include <arrow/array.h>
+#include <arrow/compute/api_vector.h>
+#include <arrow/datum.h>
+#include <arrow/extension_type.h>
+#include <arrow/record_batch.h>
 #include <arrow/util/compression.h>
 #include <parquet/bloom_filter.h>
 #include <parquet/properties.h>
 
+#include <algorithm>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cstring>
@@ -137,7 +144,8 @@ Result<ParquetWriteProperties> ParquetWriteProperties::FromTableProperties(
   return out;
 }
 
-std::shared_ptr<parquet::WriterProperties> ParquetWriteProperties::ToWriterProperties() const {
+std::shared_ptr<parquet::WriterProperties> ParquetWriteProperties::ToWriterProperties(
+    const std::vector<std::string>& plain_columns) const {
   parquet::WriterProperties::Builder b;
   b.compression(codec);
   // Java passes the level only to codecs that have levels; so do we.
@@ -146,6 +154,7 @@ std::shared_ptr<parquet::WriterProperties> ParquetWriteProperties::ToWriterPrope
   b.max_rows_per_page(page_row_limit);
   b.dictionary_pagesize_limit(dict_size_bytes);
   b.enable_dictionary();
+  for (const auto& column : plain_columns) b.disable_dictionary(column);
   b.enable_statistics();
   b.enable_store_decimal_as_integer();
   b.data_page_version(parquet::ParquetDataPageVersion::V1);
@@ -173,6 +182,77 @@ std::shared_ptr<parquet::WriterProperties> ParquetWriteProperties::ToWriterPrope
   // Row groups are cut by estimated bytes in ParquetFileWriter, not by a row count.
   b.max_row_group_length(std::numeric_limits<int64_t>::max());
   return b.build();
+}
+
+namespace {
+
+// The bytes of the non-null values of a binary column in their plain encoding (4-byte length + data).
+template <typename ArrayType>
+int64_t PlainBinaryBytes(const arrow::Array& array) {
+  const auto& a = static_cast<const ArrayType&>(array);
+  const int64_t data = static_cast<int64_t>(a.value_offset(a.length()) - a.value_offset(0));
+  return data + 4 * (a.length() - a.null_count());
+}
+
+}  // namespace
+
+std::vector<std::string> ColumnsWithoutDictionaryGain(const arrow::RecordBatch& batch, int64_t sample_rows) {
+  std::vector<std::string> out;
+  const int64_t rows = std::min(batch.num_rows(), sample_rows);
+  if (rows < kMinDictionarySampleRows) return out;
+  for (int i = 0; i < batch.num_columns(); ++i) {
+    std::shared_ptr<arrow::Array> column = batch.column(i)->Slice(0, rows);
+    while (column->type_id() == arrow::Type::EXTENSION) {
+      column = std::static_pointer_cast<arrow::ExtensionArray>(column)->storage();
+    }
+    const arrow::DataType& type = *column->type();
+    const int64_t values = column->length() - column->null_count();
+    if (values < kMinDictionarySampleRows) continue;
+    // Plain bytes per value for fixed-width columns (as stored: decimals up to precision 18 as
+    // INT32/INT64, ToWriterProperties); binary columns are summed below. The width mostly cancels
+    // out of the rule; it matters only against the indexes' bit width.
+    int64_t width = 0;
+    int64_t (*binary_bytes)(const arrow::Array&) = nullptr;
+    switch (type.id()) {
+      case arrow::Type::BOOL:
+        continue;  // Arrow never dictionary-encodes booleans
+      case arrow::Type::DECIMAL128:
+      case arrow::Type::DECIMAL256: {
+        const int32_t precision = static_cast<const arrow::DecimalType&>(type).precision();
+        width = precision <= 9 ? 4 : precision <= 18 ? 8 : arrow::DecimalType::DecimalSize(precision);
+        break;
+      }
+      case arrow::Type::STRING:
+      case arrow::Type::BINARY:
+        binary_bytes = &PlainBinaryBytes<arrow::BinaryArray>;
+        break;
+      case arrow::Type::LARGE_STRING:
+      case arrow::Type::LARGE_BINARY:
+        binary_bytes = &PlainBinaryBytes<arrow::LargeBinaryArray>;
+        break;
+      default:
+        if (!arrow::is_fixed_width(type.id()) || type.bit_width() < 8) continue;  // nested and others: keep
+        width = type.bit_width() / 8;
+        break;
+    }
+    auto unique = arrow::compute::Unique(arrow::Datum(column));
+    if (!unique.ok()) continue;  // no kernel for the type: keep Arrow's default
+    const auto& distinct_values = **unique;
+    const int64_t distinct = distinct_values.length() - distinct_values.null_count();
+    // RLE/bit-packed indexes: ceil(log2(distinct)) bits each (parquet-mr's estimate ignores runs too).
+    const int bits = distinct <= 1 ? 1 : std::bit_width(static_cast<uint64_t>(distinct - 1));
+    const double index_bytes = static_cast<double>(values) * bits / 8.0;
+    double plain_bytes = 0, dictionary_bytes = 0;
+    if (binary_bytes) {
+      plain_bytes = static_cast<double>(binary_bytes(*column));
+      dictionary_bytes = static_cast<double>(binary_bytes(distinct_values));
+    } else {
+      plain_bytes = static_cast<double>(values * width);
+      dictionary_bytes = static_cast<double>(distinct * width);
+    }
+    if (dictionary_bytes + index_bytes >= plain_bytes) out.push_back(batch.schema()->field(i)->name());
+  }
+  return out;
 }
 
 parquet::ReaderProperties ParquetReaderProperties(arrow::MemoryPool* pool) {

@@ -2,6 +2,7 @@
 // `write.delete.parquet.*` variants for delete files), parsed once with Java's defaults.
 #pragma once
 
+#include <arrow/type_fwd.h>
 #include <arrow/util/type_fwd.h>
 #include <parquet/properties.h>
 
@@ -11,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lakesync/common/status.h"
 
@@ -53,11 +55,27 @@ struct ParquetWriteProperties {
   static Result<ParquetWriteProperties> FromTableProperties(const std::map<std::string, std::string>& properties,
                                                             bool for_delete_files = false);
 
-  // Arrow's writer properties for these settings: statistics on, dictionary on, decimals stored as
+  // Arrow's writer properties for these settings: statistics on, dictionary on (except for the
+  // top-level columns named in `plain_columns`, see ColumnsWithoutDictionaryGain), decimals stored as
   // INT32/INT64 up to precision 18 (the Iceberg spec's Parquet mapping), data page v1 like Java,
   // and a CRC32 checksum in every page header (see ParquetReaderProperties).
-  std::shared_ptr<parquet::WriterProperties> ToWriterProperties() const;
+  std::shared_ptr<parquet::WriterProperties> ToWriterProperties(const std::vector<std::string>& plain_columns = {}) const;
 };
+
+// Fewer sampled rows than this say too little about a column's cardinality: every column keeps its
+// dictionary (Arrow then falls back to plain past dict_size_bytes, as before).
+inline constexpr int64_t kMinDictionarySampleRows = 1024;
+
+// The top-level columns of `batch` to write without a dictionary: parquet-mr's fallback rule
+// (DictionaryValuesWriter.isCompressionSatisfying), which Java-written Iceberg files follow, decided
+// on the first `sample_rows` rows (a page's worth) instead of after the first page. A column whose
+// sample would take at least as many bytes dictionary-encoded (distinct values plus bit-packed
+// indexes) as plain is written plain: a mostly-unique column (ids, versions, amounts, timestamps)
+// gains nothing from a dictionary, yet Arrow's writer hashes every value into one until the
+// dictionary passes dict_size_bytes (2 MiB: 262,144 int64 values). Nested columns and booleans keep
+// Arrow's default; with fewer than kMinDictionarySampleRows rows nothing is decided (empty result).
+// A function of the rows only, so files stay the same whatever thread writes them.
+std::vector<std::string> ColumnsWithoutDictionaryGain(const arrow::RecordBatch& batch, int64_t sample_rows);
 
 // The reader properties every Parquet file lakesync reads is opened with (data and delete files,
 // Delta data files and checkpoints, user input): page checksums are verified where the writer
