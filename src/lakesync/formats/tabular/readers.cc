@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "lakesync/common/executor.h"
 #include "lakesync/formats/parquet/parquet_properties.h"
 #include "lakesync/formats/tabular/readers_internal.h"
 #include "lakesync/formats/tabular/tabular.h"
@@ -63,12 +62,6 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenParquet(std::shared_ptr<ar
                                                               const ReadOptions& options) {
   parquet::ArrowReaderProperties props;
   props.set_batch_size(options.batch_rows);
-  // Input files (change files, files to append) are read as one stream on the consumer's thread;
-  // each batch's columns are decoded in parallel on the executor's pool (docs/architecture.md,
-  // "Parallelism": a wide read's columns are the better split, and no row group is held whole).
-  // Never from a pool thread, which must not wait on the pool.
-  EnsureThreadsConfigured();
-  props.set_use_threads(ThreadCount() > 1 && !OnPoolThread());
   parquet::arrow::FileReaderBuilder builder;
   try {
     ARROW_RETURN_NOT_OK(builder.Open(std::move(input), parquet_io::ParquetReaderProperties(nullptr)));
