@@ -10,7 +10,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <deque>
+#include <optional>
 
+#include "lakesync/common/executor.h"
 #include "lakesync/formats/parquet/parquet_properties.h"
 #include "lakesync/formats/tabular/readers_internal.h"
 #include "lakesync/formats/tabular/tabular.h"
@@ -58,18 +61,100 @@ class ConformingReader : public arrow::RecordBatchReader {
   int64_t rows_before_ = 0;
 };
 
+// Decoded row groups of one input file in flight at most (uncompressed sizes from the footer): the
+// read-ahead limit of RowGroupReader below.
+constexpr int64_t kReadAheadBytes = 128LL << 20;
+
+// An input Parquet file read by row group on the executor's pool: each unit decodes one row group
+// into batches (with a reader of its own over the shared footer and file, whose ReadAt is
+// thread-safe), and the batches come back in file order, so the stream is the one a single reader
+// gives while later row groups decode as the consumer works on earlier ones (for an apply: while it
+// routes and prepares the changes). At most `window` row groups are in flight.
+class RowGroupReader : public arrow::RecordBatchReader {
+ public:
+  RowGroupReader(std::shared_ptr<arrow::io::RandomAccessFile> input, std::shared_ptr<parquet::FileMetaData> metadata,
+                 parquet::ArrowReaderProperties props, std::shared_ptr<arrow::Schema> schema, int window)
+      : schema_(std::move(schema)) {
+    const int groups = metadata->num_row_groups();
+    stream_ = std::make_unique<OrderedStream<arrow::RecordBatchVector>>(
+        [input = std::move(input), metadata = std::move(metadata), props = std::move(props), groups,
+         next = 0]() mutable -> Result<std::optional<OrderedStream<arrow::RecordBatchVector>::Unit>> {
+          if (next >= groups) return std::nullopt;
+          const int group = next++;
+          return std::optional<OrderedStream<arrow::RecordBatchVector>::Unit>(
+              [input, metadata, props, group]() -> Result<arrow::RecordBatchVector> {
+                parquet::arrow::FileReaderBuilder builder;
+                try {
+                  ARROW_RETURN_NOT_OK(builder.Open(input, parquet_io::ParquetReaderProperties(nullptr), metadata));
+                } catch (const parquet::ParquetException& e) {
+                  return Corrupt("not a readable Parquet file: {}", e.what());
+                }
+                builder.properties(props);
+                ARROW_ASSIGN_OR_RAISE(auto reader, builder.Build());
+                ARROW_ASSIGN_OR_RAISE(auto batches, reader->GetRecordBatchReader({group}));
+                arrow::RecordBatchVector out;
+                while (true) {
+                  std::shared_ptr<arrow::RecordBatch> batch;
+                  ARROW_RETURN_NOT_OK(batches->ReadNext(&batch));
+                  if (!batch) return out;
+                  out.push_back(std::move(batch));
+                }
+              });
+        },
+        window);
+  }
+
+  std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
+
+  Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
+    while (pending_.empty()) {
+      ARROW_ASSIGN_OR_RAISE(auto group, stream_->Next());
+      if (!group) {
+        *out = nullptr;
+        return Status::OK();
+      }
+      for (auto& batch : *group) pending_.push_back(std::move(batch));
+    }
+    *out = std::move(pending_.front());
+    pending_.pop_front();
+    return Status::OK();
+  }
+
+ private:
+  std::shared_ptr<arrow::Schema> schema_;
+  std::unique_ptr<OrderedStream<arrow::RecordBatchVector>> stream_;
+  std::deque<std::shared_ptr<arrow::RecordBatch>> pending_;
+};
+
 Result<std::shared_ptr<arrow::RecordBatchReader>> OpenParquet(std::shared_ptr<arrow::io::RandomAccessFile> input,
                                                               const ReadOptions& options) {
   parquet::ArrowReaderProperties props;
   props.set_batch_size(options.batch_rows);
   parquet::arrow::FileReaderBuilder builder;
   try {
-    ARROW_RETURN_NOT_OK(builder.Open(std::move(input), parquet_io::ParquetReaderProperties(nullptr)));
+    ARROW_RETURN_NOT_OK(builder.Open(input, parquet_io::ParquetReaderProperties(nullptr)));
   } catch (const parquet::ParquetException& e) {
     return Corrupt("not a readable Parquet file: {}", e.what());
   }
   builder.properties(props);
   ARROW_ASSIGN_OR_RAISE(auto reader, builder.Build());
+  // Row groups side by side when a few of them fit the read-ahead limit; the choice depends on the
+  // file alone (not the thread count: one thread runs the same units in turn), so the batches are
+  // the same for every thread count.
+  const auto metadata = reader->parquet_reader()->metadata();
+  int64_t largest = 1;
+  for (int g = 0; g < metadata->num_row_groups(); ++g) {
+    largest = std::max(largest, metadata->RowGroup(g)->total_byte_size());
+  }
+  EnsureThreadsConfigured();
+  const int window = static_cast<int>(
+      std::min<int64_t>(OrderedStream<arrow::RecordBatchVector>::DefaultWindow(), kReadAheadBytes / largest));
+  if (metadata->num_row_groups() > 1 && kReadAheadBytes / largest >= 2) {
+    std::shared_ptr<arrow::Schema> schema;
+    ARROW_RETURN_NOT_OK(reader->GetSchema(&schema));
+    return std::make_shared<RowGroupReader>(std::move(input), metadata, props, std::move(schema),
+                                            std::max(window, 1));
+  }
   ARROW_ASSIGN_OR_RAISE(auto batches, reader->GetRecordBatchReader());
   // The RecordBatchReader keeps what it needs of the FileReader alive only while it lives, so hold both.
   struct Holder : arrow::RecordBatchReader {
