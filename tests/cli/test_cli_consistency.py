@@ -139,6 +139,23 @@ def test_fatal_errors_are_json_with_log_format_json(tmp_path):
     assert "nope.t" in record["message"] and record["time"].endswith("Z")
 
 
+def test_log_level_debug_prints_debug_lines_and_info_does_not(tmp_path):
+    """`--log-level debug` once printed no debug line at all: the macro was compiled out."""
+    cli = O.Cli(tmp_path)
+    make_table(cli)
+    changes = O.write_jsonl(tmp_path / "changes.jsonl", [(5, "e", "insert", 1), (2, "B", "update_postimage", 2)],
+                            COLUMNS + [{"name": "_change_type", "type": "string"},
+                                       {"name": "_seq", "type": "long"}])
+    args = ("apply", "--table", "db.t", "--changes", changes, "--change-type-column", "_change_type",
+            "--sequence-number-column", "_seq", "--equality-columns", "id")
+    debug = cli.run("--log-level", "debug", *args)
+    assert debug.returncode == 0, debug.stderr
+    assert " debug " in debug.stderr and "reading the changes took" in debug.stderr, debug.stderr
+    info = cli.run("--log-level", "info", *args)
+    assert info.returncode == 0, info.stderr
+    assert " debug " not in info.stderr and " took " not in info.stderr, info.stderr
+
+
 def test_bash_completion_is_generated_from_the_commands(tmp_path):
     cli = O.Cli(tmp_path)
     script = tmp_path / "lakesync.bash"

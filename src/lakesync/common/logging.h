@@ -22,7 +22,9 @@ void LogEvent(spdlog::level::level_enum level, std::string_view message, const n
 
 }  // namespace lakesync
 
-#define LS_LOG_DEBUG(...) SPDLOG_DEBUG(__VA_ARGS__)
+// Not SPDLOG_DEBUG: that macro is compiled out below SPDLOG_ACTIVE_LEVEL (info by default), so
+// `--log-level debug` printed none of these lines.
+#define LS_LOG_DEBUG(...) spdlog::debug(__VA_ARGS__)
 #define LS_LOG_INFO(...) spdlog::info(__VA_ARGS__)
 #define LS_LOG_WARN(...) spdlog::warn(__VA_ARGS__)
 #define LS_LOG_ERROR(...) spdlog::error(__VA_ARGS__)

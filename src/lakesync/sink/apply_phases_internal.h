@@ -8,7 +8,7 @@
 #include <chrono>
 #include <string_view>
 
-#include <spdlog/spdlog.h>
+#include "lakesync/common/logging.h"
 
 namespace lakesync::sink::internal {
 
@@ -23,10 +23,8 @@ struct PhaseTime {
 };
 
 // Logs "<what>: <phase> took W s wall, C s CPU (N cores)" at debug level.
-// spdlog::debug, not LS_LOG_DEBUG: that macro is SPDLOG_DEBUG, compiled out below
-// SPDLOG_ACTIVE_LEVEL (info by default), and these lines are meant for `--log-level debug`.
 inline void LogPhase(std::string_view what, std::string_view phase, const PhaseTime& t) {
-  spdlog::debug("{}: {} took {:.3f} s wall, {:.3f} s CPU ({:.2f} cores)", what, phase, t.wall, t.cpu,
+  LS_LOG_DEBUG("{}: {} took {:.3f} s wall, {:.3f} s CPU ({:.2f} cores)", what, phase, t.wall, t.cpu,
                 t.wall > 0 ? t.cpu / t.wall : 0.0);
 }
 
