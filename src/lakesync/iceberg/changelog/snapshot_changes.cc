@@ -520,6 +520,34 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   SnapshotReadStats stats_;
 };
 
+using KnownPositions = ChangelogSource::Shared::KnownPositions;
+
+// The deleted positions of `path` in the state `task` describes. When `known` holds the positions of
+// the same deletion vector and a subset of the task's position delete files, only the delete files
+// added since are loaded (position deletes only add positions); otherwise all of them.
+Result<KnownPositions> PositionsOf(iceberg::DeleteLoader& loader, const std::string& path, const FileScanTask& task,
+                                   const KnownPositions* known) {
+  KnownPositions out;
+  out.deletion_vector = DeleteKey(task.deletion_vector);
+  out.position_deletes = PathsOf(task.position_deletes);
+  if (known && known->deletion_vector == out.deletion_vector &&
+      std::includes(out.position_deletes.begin(), out.position_deletes.end(), known->position_deletes.begin(),
+                    known->position_deletes.end())) {
+    std::vector<DataFilePtr> added;
+    for (const auto& f : task.position_deletes) {
+      if (!known->position_deletes.count(DeleteKey(f))) added.push_back(f);
+    }
+    out.positions = known->positions;
+    if (!added.empty()) {
+      ARROW_ASSIGN_OR_RAISE(auto more, loader.DeletedPositions(path, nullptr, added));
+      out.positions.Or(more);
+    }
+    return out;
+  }
+  ARROW_ASSIGN_OR_RAISE(out.positions, loader.DeletedPositions(path, task.deletion_vector, task.position_deletes));
+  return out;
+}
+
 // Whether a file live in both states can gain live rows (its deletes shrank): only then can it add
 // INSERTs to the snapshot.
 bool MayInsert(const FileChange& c) {
@@ -552,19 +580,31 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshotChanges(std::share
                            "reading {}", shared->table->name());
     auto& loader = *context->deletes;
     std::vector<FileChange> removed, changed, added;
+    // What this snapshot leaves for the next one: the positions of every file it loads, and those
+    // still valid from before for the files it does not.
+    std::map<std::string, KnownPositions> known = std::move(shared->known_positions);
+    shared->known_positions.clear();
+    std::map<std::string, KnownPositions> next_known;
     for (const auto& [path, task] : *after) {
       auto it = before->find(path);
       if (it == before->end()) {
         added.push_back(FileChange::Of(task.file, nullptr, &task));
         continue;
       }
-      if (SameDeleteFiles(it->second, task)) continue;
+      auto was_known = known.find(path);
+      if (SameDeleteFiles(it->second, task)) {
+        if (was_known != known.end()) next_known.insert(known.extract(was_known));
+        continue;
+      }
       FileChange c = FileChange::Of(task.file, &it->second, &task);
-      LS_ASSIGN_OR_RAISE_CTX(c.before_positions,
-                             loader.DeletedPositions(path, it->second.deletion_vector, it->second.position_deletes),
+      LS_ASSIGN_OR_RAISE_CTX(auto before_known,
+                             PositionsOf(loader, path, it->second, was_known == known.end() ? nullptr : &was_known->second),
                              "loading the deletes of {} in snapshot {}", path, parent->snapshot_id);
-      LS_ASSIGN_OR_RAISE_CTX(c.after_positions, loader.DeletedPositions(path, task.deletion_vector, task.position_deletes),
+      LS_ASSIGN_OR_RAISE_CTX(auto after_known, PositionsOf(loader, path, task, &before_known),
                              "loading the deletes of {} in snapshot {}", path, snapshot->snapshot_id);
+      c.before_positions = std::move(before_known.positions);
+      c.after_positions = after_known.positions;
+      next_known.emplace(path, std::move(after_known));
       c.same_equality_deletes = PathsOf(it->second.equality_deletes) == PathsOf(task.equality_deletes);
       // A new position delete file of the partition that does not touch this file changes nothing.
       if (c.same_equality_deletes && *c.before_positions == *c.after_positions) continue;
@@ -573,6 +613,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshotChanges(std::share
     for (const auto& [path, task] : *before) {
       if (!after->count(path)) removed.push_back(FileChange::Of(task.file, &task, nullptr));
     }
+    shared->known_positions = std::move(next_known);
     const bool deletes = !removed.empty() || !changed.empty();
     const bool inserts = !added.empty() || std::any_of(changed.begin(), changed.end(), MayInsert);
     const bool netting = deletes && inserts;
