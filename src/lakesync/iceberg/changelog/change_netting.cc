@@ -108,22 +108,49 @@ Result<std::vector<uint8_t>> ChangeNetting::Decide(bool* any) {
     return bits == 0 ? size_t{0} : static_cast<size_t>(h.a >> (64 - bits));
   };
   auto group_of = [this](const Span& s, size_t i) -> const Hash128& { return s.keys ? s.keys[i] : s.rows[i]; };
-  // Scatter the rows into their partitions (a counting sort), in the snapshot's order.
+  // Scatter the rows into their partitions (a counting sort), a run of spans per unit of work on the
+  // executor: each unit counts its rows per partition, then writes them at its own offsets. The order
+  // inside a partition does not matter: the partition is sorted by a key that ends in the ordinal.
+  const size_t scatter_units = std::min(spans_.size(), static_cast<size_t>(4 * ThreadCount()));
+  auto spans_of = [&](size_t u) {
+    return std::pair(spans_.size() * u / scatter_units, spans_.size() * (u + 1) / scatter_units);
+  };
+  ARROW_ASSIGN_OR_RAISE(auto counts, ParallelMap<std::vector<uint32_t>>(scatter_units, [&](size_t u) {
+                          std::vector<uint32_t> count(partitions, 0);
+                          auto [first, last] = spans_of(u);
+                          for (size_t k = first; k < last; ++k) {
+                            const Span& s = spans_[k];
+                            for (size_t i = 0; i < s.count; ++i) ++count[partition_of(group_of(s, i))];
+                          }
+                          return Result<std::vector<uint32_t>>(std::move(count));
+                        }));
   std::vector<uint32_t> offsets(partitions + 1, 0);
-  for (const Span& s : spans_) {
-    for (size_t i = 0; i < s.count; ++i) ++offsets[partition_of(group_of(s, i)) + 1];
-  }
-  for (size_t p = 0; p < partitions; ++p) offsets[p + 1] += offsets[p];
-  std::vector<Row> rows(size_);
   {
-    std::vector<uint32_t> next(offsets.begin(), offsets.end() - 1);
-    for (const Span& s : spans_) {
-      for (size_t i = 0; i < s.count; ++i) {
-        const Hash128& group = group_of(s, i);
-        rows[next[partition_of(group)]++] = Row{group, s.rows[i], s.first + static_cast<uint32_t>(i), s.sides[i]};
+    uint32_t at = 0;  // counts[u][p] becomes unit u's first slot in partition p
+    for (size_t p = 0; p < partitions; ++p) {
+      offsets[p] = at;
+      for (auto& count : counts) {
+        const uint32_t n = count[p];
+        count[p] = at;
+        at += n;
       }
     }
+    offsets[partitions] = at;
   }
+  std::vector<Row> rows(size_);
+  ARROW_RETURN_NOT_OK(ParallelMap<bool>(scatter_units, [&](size_t u) -> Result<bool> {
+                        std::vector<uint32_t>& next = counts[u];
+                        auto [first, last] = spans_of(u);
+                        for (size_t k = first; k < last; ++k) {
+                          const Span& s = spans_[k];
+                          for (size_t i = 0; i < s.count; ++i) {
+                            const Hash128& group = group_of(s, i);
+                            rows[next[partition_of(group)]++] =
+                                Row{group, s.rows[i], s.first + static_cast<uint32_t>(i), s.sides[i]};
+                          }
+                        }
+                        return true;
+                      }).status());
   spans_.clear();
   size_ = 0;
   // Partitions are decided side by side, a run of them per unit of work; each writes only its own
