@@ -258,6 +258,8 @@ def main() -> None:
     p.add_argument("--build", default=str(REPO / "build"))
     p.add_argument("--work", default=None, help="scratch directory (default: a fresh one under /tmp)")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory (to inspect the table)")
+    p.add_argument("--reuse", action="store_true",
+                   help="reuse the table a --keep run left in --work (same sizes) instead of writing it again")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--setup", help=argparse.SUPPRESS)
     p.add_argument("--out-dir", help=argparse.SUPPRESS)
@@ -268,15 +270,26 @@ def main() -> None:
         return
     build = Path(args.build)
     work = Path(args.work or f"/tmp/lakesync-changelog-bench-{os.getpid()}")
-    if work.exists():
+    setup_file = work / "setup.json"
+    if args.reuse:
+        if not args.work or not setup_file.exists():
+            raise SystemExit("--reuse needs --work DIR holding the table of an earlier --keep run")
+        args.keep = True
+    elif work.exists():
         shutil.rmtree(work)
-    work.mkdir(parents=True)
+    work.mkdir(parents=True, exist_ok=True)
     try:
-        print(f"writing {args.snapshots} snapshots of {args.changes} changes with lakesync apply ...", flush=True)
-        setup = set_up(work, build, args)
-        setup_file = work / "setup.json"
-        setup_file.write_text(json.dumps(setup))
-        print(f"  written in {setup['write_seconds']:.1f} s", flush=True)
+        if args.reuse:
+            setup = json.loads(setup_file.read_text())
+            if len(setup["snapshots"]) != args.snapshots or setup.get("changes") not in (None, args.changes):
+                raise SystemExit(f"the table in {work} was written with other sizes")
+            print(f"reusing the table in {work}", flush=True)
+        else:
+            print(f"writing {args.snapshots} snapshots of {args.changes} changes with lakesync apply ...", flush=True)
+            setup = set_up(work, build, args)
+            setup["changes"] = args.changes
+            setup_file.write_text(json.dumps(setup))
+            print(f"  written in {setup['write_seconds']:.1f} s", flush=True)
         variants = [f"lakesync-t{t}" for t in args.threads.split(",") if t] or ["lakesync"]
         times: dict[str, list[float]] = {v: [] for v in variants}
         loadavg_start = open("/proc/loadavg").read().split()[:3]

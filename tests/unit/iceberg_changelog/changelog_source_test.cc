@@ -155,8 +155,8 @@ TEST_P(ChangelogSourceTest, AppendsDeletesRewritesAndEqualityDeletes) {
       {3, "INSERT", 6, "c"},        {4, "DELETE", 5, "a"},       {5, "INSERT", 5, "z"},
   };
   EXPECT_EQ(ReadChanges(t), expected);
-  // Without room to keep the changed rows, pass two reads the files again and decides as it goes:
-  // the same changes.
+  // Without room to keep the changed rows, pass two reads the files again and takes each row's
+  // decision by its position among the changed rows: the same changes.
   ChangelogOptions reread;
   reread.cache_budget_bytes = 0;
   EXPECT_EQ(ReadChanges(t, reread), expected);

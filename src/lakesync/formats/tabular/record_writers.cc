@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "lakesync/common/executor.h"
 #include "lakesync/formats/tabular/json_values_internal.h"
 #include "lakesync/formats/tabular/tabular.h"
 
@@ -165,7 +166,15 @@ class ParquetRecordWriter : public RecordWriter {
     // Page checksums as on every Parquet file lakesync writes (parquet_properties.h).
     auto props =
         parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->enable_page_checksum()->build();
-    auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->build();
+    // Columns are encoded and compressed in parallel on the engine's executor (the same bytes as
+    // one thread: each column chunk is encoded on its own, and the row group is laid out in column
+    // order). Not from a pool thread: Arrow's writer waits on its column tasks, and a pool thread
+    // waiting on tasks queued behind it could deadlock the pool (common/executor.h).
+    parquet::ArrowWriterProperties::Builder arrow_builder;
+    arrow_builder.store_schema();
+    EnsureThreadsConfigured();
+    if (ThreadCount() > 1 && !OnPoolThread()) arrow_builder.set_use_threads(true);
+    auto arrow_props = arrow_builder.build();
     ARROW_ASSIGN_OR_RAISE(auto writer, parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), out,
                                                                         props, arrow_props));
     auto w = std::make_unique<ParquetRecordWriter>();

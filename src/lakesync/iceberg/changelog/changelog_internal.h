@@ -4,9 +4,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "lakesync/formats/puffin/positions_bitmap.h"
 #include "lakesync/iceberg/changelog/changelog_source.h"
 #include "lakesync/iceberg/expr/expression.h"
 #include "lakesync/iceberg/model/schema.h"
@@ -37,6 +39,18 @@ struct ChangelogSource::Shared {
   int64_t cached_snapshot_id = -1;
   std::shared_ptr<const PlanMap> cached_plan;
   SnapshotReadStats last_stats;
+
+  // The deleted positions of data files as the last snapshot read left them, with the delete files
+  // they came from, so that the next snapshot loads only the delete files added since: with position
+  // delete files every commit adds one more per data file, and loading them all again for both
+  // states of every snapshot made delete loading a sixth of the changelog's CPU (docs/benchmarks.md).
+  // Only from the thread that reads the snapshots, one at a time.
+  struct KnownPositions {
+    std::string deletion_vector;              // DeleteKey of the deletion vector ("" for none)
+    std::set<std::string> position_deletes;  // DeleteKeys of the position delete files
+    puffin::PositionBitmap positions;
+  };
+  std::map<std::string, KnownPositions> known_positions;  // by data file path
 
   // The plan of a snapshot (empty for none), from the cache when it is the one last planned.
   Result<std::shared_ptr<const PlanMap>> PlanOf(const iceberg::SnapshotPtr& snapshot);

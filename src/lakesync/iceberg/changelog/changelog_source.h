@@ -13,11 +13,12 @@
 // key become UPDATE_BEFORE / UPDATE_AFTER. Without keys only INSERT and DELETE appear.
 //
 // Memory: data files are read batch by batch (a window of files side by side, docs/architecture.md
-// "Parallelism"). A snapshot with both deleted and inserted rows takes two passes: one counts rows
-// and keys by a 128-bit hash per key shard (50-100 bytes per changed row in the shards' tables, plus
-// 35 bytes per changed row of hashes until the rows are decided) and keeps the changed rows while they
-// fit 256 MiB, the other emits (from the kept rows, or by reading the files again when they did not
-// fit).
+// "Parallelism"). A snapshot with both deleted and inserted rows takes two passes: one hashes rows and
+// keys (128 bits each: 35 bytes per changed row with its side), decides every row by key partition
+// (change_netting.h: 40 bytes per changed row while deciding, then 1 byte per row until it is
+// emitted) and keeps the changed rows while they fit 256 MiB, the other emits (from the kept rows, or
+// by reading the files again when they did not fit). The deleted positions of the data files the last
+// snapshot changed are kept for the next one (one bitmap per such file).
 #pragma once
 
 #include <arrow/type_fwd.h>

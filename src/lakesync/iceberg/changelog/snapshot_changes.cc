@@ -25,6 +25,7 @@
 #include "lakesync/change/change_kind.h"
 #include "lakesync/common/executor.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
+#include "lakesync/iceberg/changelog/change_netting.h"
 #include "lakesync/iceberg/changelog/changelog_internal.h"
 #include "lakesync/iceberg/expr/row_filter.h"
 #include "lakesync/iceberg/model/key_columns.h"
@@ -36,8 +37,6 @@ namespace {
 using change::ChangeKind;
 using iceberg::DataFilePtr;
 using table::FileScanTask;
-
-enum Side : uint8_t { kNone = 0, kDelete = 1, kInsert = 2 };
 
 using iceberg::Hash128;
 
@@ -97,83 +96,13 @@ class RowHasher {
   std::vector<int> columns_;
 };
 
-// An open-addressing hash map keyed by Hash128 (already uniformly distributed): linear probing over
-// one array of slots, so a lookup costs one cache miss; no per-entry allocation, never erased. The
-// all-zero key marks an empty slot, so a zero hash is stored with its low bit set (a 2^-128 event
-// that only merges it with one other value).
-template <typename V>
-class FlatMap {
- public:
-  V& operator[](Hash128 key) {
-    Normalise(key);
-    if ((size_ + 1) * 10 > slots_.size() * 7) Grow();
-    size_t i = static_cast<size_t>(key.a) & mask_;
-    while (!Empty(slots_[i])) {
-      if (slots_[i].key == key) return slots_[i].value;
-      i = (i + 1) & mask_;
-    }
-    slots_[i].key = key;
-    ++size_;
-    return slots_[i].value;
-  }
-  V* Find(Hash128 key) {
-    if (size_ == 0) return nullptr;
-    Normalise(key);
-    size_t i = static_cast<size_t>(key.a) & mask_;
-    while (!Empty(slots_[i])) {
-      if (slots_[i].key == key) return &slots_[i].value;
-      i = (i + 1) & mask_;
-    }
-    return nullptr;
-  }
-  template <typename F>
-  void ForEach(F&& f) {
-    for (auto& slot : slots_) {
-      if (!Empty(slot)) f(slot.key, slot.value);
-    }
-  }
-  size_t size() const { return size_; }
-  void Clear() { *this = FlatMap(); }
-
- private:
-  struct Slot {
-    Hash128 key;
-    V value{};
-  };
-  static bool Empty(const Slot& s) { return s.key.a == 0 && s.key.b == 0; }
-  static void Normalise(Hash128& key) {
-    if (key.a == 0 && key.b == 0) key.b = 1;
-  }
-  void Grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.resize(std::max<size_t>(1024, old.size() * 2));
-    mask_ = slots_.size() - 1;
-    for (auto& slot : old) {
-      if (Empty(slot)) continue;
-      size_t j = static_cast<size_t>(slot.key.a) & mask_;
-      while (!Empty(slots_[j])) j = (j + 1) & mask_;
-      slots_[j] = slot;
-    }
-  }
-
-  std::vector<Slot> slots_;
-  size_t mask_ = 0;
-  size_t size_ = 0;
-};
-
-// What pass two decided for a row (pass one's decisions are made per key shard, in parallel, and
-// kept per row until the row is emitted).
-enum Decision : uint8_t { kUndecided = 0, kCarriedOver, kEmitInsert, kEmitDelete, kEmitUpdateBefore, kEmitUpdateAfter };
-
 struct SidedBatch {
   std::shared_ptr<arrow::RecordBatch> batch;  // in the read schema; null once pass one dropped it
   std::vector<uint8_t> side;                  // Side per row
   int64_t changed = 0;
-  // Kept by pass one with its rows, so that pass two need not hash them again.
+  // Pass one: the changed rows' hashes (dropped once they are decided).
   std::vector<Hash128> row_hashes, key_hashes;
-  std::vector<uint16_t> shard;     // pass one: the key shard of each row
-  std::vector<uint8_t> decision;   // Decision per row, when decided by key shard
+  int64_t first = 0;  // ordinal of its first changed row in the snapshot (its decisions' offset)
 };
 
 // Reads one data file with the deletes of both states applied and tells, per row, which side of
@@ -302,7 +231,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
           SidedBatch* sided = &cache_[next_cached_++];
           return std::optional<OrderedStream<Emitted>::Unit>([this, sided]() -> Result<Emitted> {
             Emitted e;
-            ARROW_ASSIGN_OR_RAISE(e.batch, Emit(*sided, e.stats));
+            ARROW_ASSIGN_OR_RAISE(e.batch, Emit(*sided, DecisionsOf(sided->first), e.stats));
             *sided = SidedBatch();  // its rows are in the output now
             return e;
           });
@@ -335,32 +264,18 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
         cursor_.reset();
         continue;
       }
+      // Pass two reading the files again (pass one's rows did not fit the cache): the files give the
+      // same changed rows in the same order, so the decisions are taken by ordinal.
       EmitStats counts;
-      ARROW_ASSIGN_OR_RAISE(*out, Emit(**next, counts));
+      const uint8_t* decisions = DecisionsOf(next_ordinal_);
+      next_ordinal_ += (*next)->changed;
+      ARROW_ASSIGN_OR_RAISE(*out, Emit(**next, decisions, counts));
       Add(counts);
       if (*out) return Status::OK();
     }
   }
 
  private:
-  // Counts within one snapshot fit 32 bits (a snapshot's change set is read row by row).
-  struct RowCount {
-    int32_t deletes = 0, inserts = 0;  // after CountPass: how many of each to cancel
-    Hash128 key;
-  };
-  struct KeyCount {
-    int32_t deletes = 0, inserts = 0;  // after CountPass: how many of each become update images
-  };
-  // The hash tables of one key shard. Rows are sharded by key (by the whole row without keys), so a
-  // row, every row equal to it and every row of its key are in one shard: a shard's counts and
-  // decisions need no other shard's, and its rows, visited in the snapshot's order, get exactly
-  // the decisions one table over all rows would give, whatever the number of shards.
-  struct Shard {
-    FlatMap<RowCount> rows;
-    FlatMap<KeyCount> keys;
-    bool any = false;        // some row cancels or some key pairs
-    bool pair_keys = false;  // some key pairs into an update
-  };
   struct EmitStats {
     int64_t inserts = 0, deletes = 0, updates = 0, carried_over = 0;
   };
@@ -376,8 +291,10 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
     stats_.carried_over += s.carried_over;
   }
 
-  uint16_t ShardOf(const Hash128& row, const Hash128* key) const {
-    return static_cast<uint16_t>(((key ? key->b : row.b) >> 17) % shards_.size());
+  // The decisions of the changed rows from `ordinal` on (null: no netting, rows are what they are).
+  const uint8_t* DecisionsOf(int64_t ordinal) const {
+    if (!netting_) return nullptr;
+    return decisions_.data() + ordinal;
   }
 
   Status Finish() {
@@ -410,7 +327,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
     return out;
   }
 
-  // Keeps a compacted batch's hashes, sides and shards for counting, and its rows while they fit
+  // Keeps a compacted batch's hashes and sides for deciding, and its rows while they fit
   // shared_->cache_budget_bytes, so that pass two need not read the files again (beyond it every
   // batch's rows are dropped: pass two reads the files a second time).
   void Keep(SidedBatch&& compact) {
@@ -425,6 +342,8 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
       }
     }
     if (cache_overflow_) compact.batch.reset();
+    compact.first = changed_rows_;
+    changed_rows_ += compact.changed;
     cache_.push_back(std::move(compact));
   }
 
@@ -438,10 +357,9 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   // Pass one: count changed rows by full-row hash (and their key), then decide how many of each row
   // cancel (identical DELETE and INSERT) and how many of each key's remaining rows pair into updates.
   Status CountPass() {
-    // The files are read, their changed rows compacted, hashed and assigned a key shard on the
-    // engine's executor (common/executor.h), and kept here in file order; then each key shard counts
-    // and decides its rows in that order on the executor (see Shard: the result does not depend on
-    // the thread count).
+    // The files are read, their changed rows compacted and hashed on the engine's executor
+    // (common/executor.h), and kept here in file order; then the rows are decided by key on the
+    // executor (change_netting.h: the result does not depend on the thread count).
     struct FileRows {
       bool read = false;
       std::vector<SidedBatch> batches;
@@ -464,10 +382,6 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
           ARROW_ASSIGN_OR_RAISE(SidedBatch compact, Compact(*next));
           ARROW_RETURN_NOT_OK(row_hasher_.HashRows(*compact.batch, compact.row_hashes));
           if (has_keys()) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(*compact.batch, compact.key_hashes));
-          compact.shard.resize(compact.row_hashes.size());
-          for (size_t i = 0; i < compact.shard.size(); ++i) {
-            compact.shard[i] = ShardOf(compact.row_hashes[i], has_keys() ? &compact.key_hashes[i] : nullptr);
-          }
           out.batches.push_back(std::move(compact));
         }
         return out;
@@ -480,158 +394,57 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
       for (SidedBatch& compact : file->batches) Keep(std::move(compact));
     }
     cache_complete_ = !cache_overflow_;
-    // Counting, and with the rows kept deciding every row, run per key shard on the executor.
-    ARROW_RETURN_NOT_OK(ParallelMap<bool>(shards_.size(), [this](size_t s) -> Result<bool> {
-                          CountShard(static_cast<uint16_t>(s));
-                          return true;
-                        }).status());
-    bool any = false;
-    for (const Shard& shard : shards_) any = any || shard.any;
-    if (!any) {
-      // Nothing cancels or pairs: emit every row as it is, without hashing again.
-      netting_ = false;
-      for (Shard& shard : shards_) shard = Shard();
+    // Every changed row is decided now, by key on the executor (change_netting.h); pass two only looks
+    // its decision up, whether from the kept rows or reading the files again.
+    ChangeNetting netting(has_keys());
+    for (const SidedBatch& kept : cache_) {
+      ARROW_RETURN_NOT_OK(netting.Add(kept.row_hashes.data(), has_keys() ? kept.key_hashes.data() : nullptr,
+                                      kept.side.data(), kept.side.size()));
     }
-    if (cache_complete_ && netting_) {
-      for (SidedBatch& kept : cache_) kept.decision.assign(kept.side.size(), kUndecided);
-      ARROW_RETURN_NOT_OK(ParallelMap<bool>(shards_.size(), [this](size_t s) -> Result<bool> {
-                            DecideShard(static_cast<uint16_t>(s));
-                            return true;
-                          }).status());
-      for (Shard& shard : shards_) shard = Shard();  // every kept row is decided
+    bool any = false;
+    ARROW_ASSIGN_OR_RAISE(decisions_, netting.Decide(&any));
+    if (!any) {
+      // Nothing cancels or pairs: every row is emitted as what it is.
+      netting_ = false;
+      decisions_ = {};
     }
     if (cache_complete_) {
       for (SidedBatch& kept : cache_) {  // not needed again
         kept.row_hashes = {};
         kept.key_hashes = {};
-        kept.shard = {};
       }
     } else {
-      cache_.clear();  // only hashes were left; pass two reads and hashes the files again
+      cache_.clear();  // only hashes were left; pass two reads the files again
     }
     return Status::OK();
   }
 
-  // Pass one for the rows of shard `s`, in the snapshot's order: count them by full-row hash (and
-  // their key), then decide how many of each row cancel (identical DELETE and INSERT) and how many of
-  // each key's remaining rows pair into updates. Touches only shard `s`'s tables.
-  void CountShard(uint16_t s) {
-    Shard& shard = shards_[s];
-    for (const SidedBatch& compact : cache_) {
-      for (size_t i = 0; i < compact.shard.size(); ++i) {
-        if (compact.shard[i] != s) continue;
-        RowCount& count = shard.rows[compact.row_hashes[i]];
-        if (compact.side[i] == kDelete) {
-          ++count.deletes;
-        } else {
-          ++count.inserts;
-        }
-        if (has_keys()) count.key = compact.key_hashes[i];
-      }
-    }
-    shard.rows.ForEach([&](const Hash128&, RowCount& count) {
-      const int32_t cancel = std::min(count.deletes, count.inserts);
-      if (has_keys() && count.deletes + count.inserts > 2 * cancel) {
-        KeyCount& key = shard.keys[count.key];
-        key.deletes += count.deletes - cancel;
-        key.inserts += count.inserts - cancel;
-      }
-      count.deletes = count.inserts = cancel;
-      shard.any = shard.any || cancel > 0;
-    });
-    shard.keys.ForEach([&](const Hash128&, KeyCount& key) {
-      const int32_t pairs = std::min(key.deletes, key.inserts);
-      key.deletes = key.inserts = pairs;
-      shard.any = shard.any || pairs > 0;
-      shard.pair_keys = shard.pair_keys || pairs > 0;
-    });
-  }
-
-  // Pass two's decisions for the kept rows of shard `s`, in the snapshot's order. Each row's
-  // decision is written to its own slot, so shards decide side by side.
-  void DecideShard(uint16_t s) {
-    for (SidedBatch& kept : cache_) {
-      for (size_t i = 0; i < kept.shard.size(); ++i) {
-        if (kept.shard[i] != s) continue;
-        bool skip = false;
-        const ChangeKind kind =
-            KindOf(kept.row_hashes[i], has_keys() ? &kept.key_hashes[i] : nullptr, kept.side[i], &skip);
-        kept.decision[i] = skip ? kCarriedOver : DecisionOf(kind);
-      }
-    }
-  }
-
-  static Decision DecisionOf(ChangeKind kind) {
-    switch (kind) {
-      case ChangeKind::kInsert: return kEmitInsert;
-      case ChangeKind::kDelete: return kEmitDelete;
-      case ChangeKind::kUpdateBefore: return kEmitUpdateBefore;
-      case ChangeKind::kUpdateAfter: return kEmitUpdateAfter;
-    }
-    return kEmitInsert;
-  }
-
-  // The kind of a changed row (or that it is carried over), updating its shard's counts: rows must be
-  // decided in the snapshot's order within their shard.
-  ChangeKind KindOf(const Hash128& row_hash, const Hash128* key_hash, uint8_t side, bool* skip) {
-    *skip = false;
-    const bool is_delete = side == kDelete;
-    if (!netting_) return is_delete ? ChangeKind::kDelete : ChangeKind::kInsert;
-    Shard& shard = shards_[ShardOf(row_hash, key_hash)];
-    if (RowCount* count = shard.rows.Find(row_hash)) {
-      int32_t& left = is_delete ? count->deletes : count->inserts;
-      if (left > 0) {
-        --left;
-        *skip = true;
-        return ChangeKind::kInsert;
-      }
-    }
-    if (shard.pair_keys && key_hash) {
-      if (KeyCount* key = shard.keys.Find(*key_hash)) {
-        int32_t& left = is_delete ? key->deletes : key->inserts;
-        if (left > 0) {
-          --left;
-          return is_delete ? ChangeKind::kUpdateBefore : ChangeKind::kUpdateAfter;
-        }
-      }
-    }
-    return is_delete ? ChangeKind::kDelete : ChangeKind::kInsert;
-  }
-
-  // The output rows of a batch. Rows decided by key shard (sided.decision) are emitted as decided,
-  // and the call touches nothing shared (it runs on the executor); other rows are decided here, in
-  // order, against the shards' tables (only from the consumer's thread).
-  Result<std::shared_ptr<arrow::RecordBatch>> Emit(const SidedBatch& sided, EmitStats& stats) {
+  // The output rows of a batch: its changed rows as `decisions` says (one per changed row, in order;
+  // null: each row is what its side says). Touches nothing shared, so batches are emitted on the
+  // executor.
+  Result<std::shared_ptr<arrow::RecordBatch>> Emit(const SidedBatch& sided, const uint8_t* decisions,
+                                                   EmitStats& stats) const {
     const auto& batch = *sided.batch;
     arrow::Int64Builder indices;
     arrow::StringBuilder kinds;
     ARROW_RETURN_NOT_OK(indices.Reserve(sided.changed));
-    const bool decided = !sided.decision.empty();
-    std::vector<Hash128> row_hashes, key_hashes;
-    if (netting_ && !decided) {
-      ARROW_RETURN_NOT_OK(row_hasher_.HashRows(batch, row_hashes));
-      // Rows are sharded by key whenever the table has keys, so the key hash is needed to find a row's shard.
-      if (has_keys()) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(batch, key_hashes));
-    }
+    int64_t changed = 0;  // changed rows seen so far: the index into `decisions`
     for (int64_t i = 0; i < batch.num_rows(); ++i) {
       const auto at = static_cast<size_t>(i);
       const uint8_t side = sided.side[at];
       if (side == kNone) continue;
       bool skip = false;
-      ChangeKind kind;
-      if (decided) {
-        switch (sided.decision[at]) {
-          case kCarriedOver: skip = true; kind = ChangeKind::kInsert; break;
+      ChangeKind kind = side == kDelete ? ChangeKind::kDelete : ChangeKind::kInsert;
+      if (decisions) {
+        switch (decisions[changed]) {
+          case kCarriedOver: skip = true; break;
           case kEmitDelete: kind = ChangeKind::kDelete; break;
           case kEmitUpdateBefore: kind = ChangeKind::kUpdateBefore; break;
           case kEmitUpdateAfter: kind = ChangeKind::kUpdateAfter; break;
           default: kind = ChangeKind::kInsert; break;
         }
-      } else if (netting_) {
-        kind = KindOf(row_hashes[at], has_keys() ? &key_hashes[at] : nullptr, side, &skip);
-      } else {
-        kind = side == kDelete ? ChangeKind::kDelete : ChangeKind::kInsert;
       }
+      ++changed;
       if (skip) {
         ++stats.carried_over;
         continue;
@@ -690,10 +503,12 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   bool netting_;
   std::shared_ptr<const iceberg::ScanContext> context_;  // the snapshot's: one delete loader for all its files
   RowHasher row_hasher_, key_hasher_;
-  // One per thread of the executor (the result does not depend on how many: see Shard).
-  std::vector<Shard> shards_ = std::vector<Shard>(static_cast<size_t>(std::clamp(ThreadCount(), 1, 256)));
+  // Pass one's decision for every changed row of the snapshot, in order (empty: no netting).
+  std::vector<uint8_t> decisions_;
+  int64_t changed_rows_ = 0;  // changed rows kept by pass one so far
+  int64_t next_ordinal_ = 0;  // pass two reading the files again: ordinal of its next changed row
   bool counted_ = false, finished_ = false;
-  // Pass one's changed rows (their hashes, sides and shards; their rows while they fit the budget).
+  // Pass one's changed rows (their hashes and sides; their rows while they fit the budget).
   std::vector<SidedBatch> cache_;
   std::unique_ptr<OrderedStream<Emitted>> emitted_;  // pass two from cache_
   int64_t cache_bytes_ = 0;
@@ -704,6 +519,34 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   std::string current_path_;
   SnapshotReadStats stats_;
 };
+
+using KnownPositions = ChangelogSource::Shared::KnownPositions;
+
+// The deleted positions of `path` in the state `task` describes. When `known` holds the positions of
+// the same deletion vector and a subset of the task's position delete files, only the delete files
+// added since are loaded (position deletes only add positions); otherwise all of them.
+Result<KnownPositions> PositionsOf(iceberg::DeleteLoader& loader, const std::string& path, const FileScanTask& task,
+                                   const KnownPositions* known) {
+  KnownPositions out;
+  out.deletion_vector = DeleteKey(task.deletion_vector);
+  out.position_deletes = PathsOf(task.position_deletes);
+  if (known && known->deletion_vector == out.deletion_vector &&
+      std::includes(out.position_deletes.begin(), out.position_deletes.end(), known->position_deletes.begin(),
+                    known->position_deletes.end())) {
+    std::vector<DataFilePtr> added;
+    for (const auto& f : task.position_deletes) {
+      if (!known->position_deletes.count(DeleteKey(f))) added.push_back(f);
+    }
+    out.positions = known->positions;
+    if (!added.empty()) {
+      ARROW_ASSIGN_OR_RAISE(auto more, loader.DeletedPositions(path, nullptr, added));
+      out.positions.Or(more);
+    }
+    return out;
+  }
+  ARROW_ASSIGN_OR_RAISE(out.positions, loader.DeletedPositions(path, task.deletion_vector, task.position_deletes));
+  return out;
+}
 
 // Whether a file live in both states can gain live rows (its deletes shrank): only then can it add
 // INSERTs to the snapshot.
@@ -737,19 +580,31 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshotChanges(std::share
                            "reading {}", shared->table->name());
     auto& loader = *context->deletes;
     std::vector<FileChange> removed, changed, added;
+    // What this snapshot leaves for the next one: the positions of every file it loads, and those
+    // still valid from before for the files it does not.
+    std::map<std::string, KnownPositions> known = std::move(shared->known_positions);
+    shared->known_positions.clear();
+    std::map<std::string, KnownPositions> next_known;
     for (const auto& [path, task] : *after) {
       auto it = before->find(path);
       if (it == before->end()) {
         added.push_back(FileChange::Of(task.file, nullptr, &task));
         continue;
       }
-      if (SameDeleteFiles(it->second, task)) continue;
+      auto was_known = known.find(path);
+      if (SameDeleteFiles(it->second, task)) {
+        if (was_known != known.end()) next_known.insert(known.extract(was_known));
+        continue;
+      }
       FileChange c = FileChange::Of(task.file, &it->second, &task);
-      LS_ASSIGN_OR_RAISE_CTX(c.before_positions,
-                             loader.DeletedPositions(path, it->second.deletion_vector, it->second.position_deletes),
+      LS_ASSIGN_OR_RAISE_CTX(auto before_known,
+                             PositionsOf(loader, path, it->second, was_known == known.end() ? nullptr : &was_known->second),
                              "loading the deletes of {} in snapshot {}", path, parent->snapshot_id);
-      LS_ASSIGN_OR_RAISE_CTX(c.after_positions, loader.DeletedPositions(path, task.deletion_vector, task.position_deletes),
+      LS_ASSIGN_OR_RAISE_CTX(auto after_known, PositionsOf(loader, path, task, &before_known),
                              "loading the deletes of {} in snapshot {}", path, snapshot->snapshot_id);
+      c.before_positions = std::move(before_known.positions);
+      c.after_positions = after_known.positions;
+      next_known.emplace(path, std::move(after_known));
       c.same_equality_deletes = PathsOf(it->second.equality_deletes) == PathsOf(task.equality_deletes);
       // A new position delete file of the partition that does not touch this file changes nothing.
       if (c.same_equality_deletes && *c.before_positions == *c.after_positions) continue;
@@ -758,6 +613,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshotChanges(std::share
     for (const auto& [path, task] : *before) {
       if (!after->count(path)) removed.push_back(FileChange::Of(task.file, &task, nullptr));
     }
+    shared->known_positions = std::move(next_known);
     const bool deletes = !removed.empty() || !changed.empty();
     const bool inserts = !added.empty() || std::any_of(changed.begin(), changed.end(), MayInsert);
     const bool netting = deletes && inserts;
