@@ -209,8 +209,9 @@ class Bench:
         if got != self.expected:
             raise SystemExit(f"{name} (snapshot {snapshot_id}) reads {got} in pyiceberg, expected {self.expected}")
 
-    def scan(self, name: str, snapshot_id: int | None = None, threads: int | None = None) -> dict:
-        cmd = [str(self.build / "scan_bench"), "--mode", "lakesync", "--table", name, "--checksum-column", "id"]
+    def scan(self, name: str, snapshot_id: int | None = None, threads: int | None = None,
+             build: Path | None = None) -> dict:
+        cmd = [str((build or self.build) / "scan_bench"), "--mode", "lakesync", "--table", name, "--checksum-column", "id"]
         if snapshot_id is not None:
             cmd += ["--snapshot-id", str(snapshot_id)]
         if threads is not None:
@@ -232,6 +233,8 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--seed", type=int, default=16)
     p.add_argument("--build", default=str(REPO / "build"))
+    p.add_argument("--baseline-build", help="also time this build's scan_bench (e.g. main's) on the same tables, "
+                   "round-robin with --build's: states *_base")
     p.add_argument("--work", help="scratch folder (default: a new temporary one)")
     p.add_argument("--spark", action="store_true", help="also time Spark's rewrite_data_files on the same table")
     p.add_argument("--delete-strategy", choices=["equality", "position"],
@@ -266,12 +269,16 @@ def main() -> None:
     states = {}
     for t in thread_counts:
         suffix = "" if t is None else f"_t{t}"
-        states.update({f"before{suffix}": (TABLE, pre_snapshot, t), f"after{suffix}": (TABLE, None, t),
-                       f"copy{suffix}": (COPY, None, t)})
+        states.update({f"before{suffix}": (TABLE, pre_snapshot, t, None), f"after{suffix}": (TABLE, None, t, None),
+                       f"copy{suffix}": (COPY, None, t, None)})
+        if args.baseline_build:
+            base = Path(args.baseline_build)
+            states.update({f"before{suffix}_base": (TABLE, pre_snapshot, t, base),
+                           f"copy{suffix}_base": (COPY, None, t, base)})
     samples = {k: [] for k in states}
     for _ in range(args.repeat):
-        for k, (name, snap, t) in states.items():
-            samples[k].append(bench.scan(name, snap, t))
+        for k, (name, snap, t, build) in states.items():
+            samples[k].append(bench.scan(name, snap, t, build))
     med = {k: {"wall_s": statistics.median(s["wall_s"] for s in v), "cpu_s": statistics.median(s["cpu_s"] for s in v),
                "min_wall_s": min(s["wall_s"] for s in v), "max_wall_s": max(s["wall_s"] for s in v)}
            for k, v in samples.items()}
@@ -283,6 +290,11 @@ def main() -> None:
         for k in ("before", "after"):
             for m in ("wall_s", "cpu_s"):
                 result["ratios"][f"{k}{suffix}_over_copy_{m}"] = med[k + suffix][m] / med["copy" + suffix][m]
+        if args.baseline_build:
+            for m in ("wall_s", "cpu_s"):
+                result["ratios"][f"before{suffix}_base_over_copy_{m}"] = (
+                    med[f"before{suffix}_base"][m] / med[f"copy{suffix}_base"][m])
+                result["ratios"][f"before{suffix}_over_base_{m}"] = med["before" + suffix][m] / med[f"before{suffix}_base"][m]
     out_dir = REPO / "bench" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"compact_bench-{args.rows}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.json"

@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 
 #include "model_test_util.h"
@@ -228,6 +229,155 @@ TEST(KeySet, ManyDenseKeysProbedInBatches) {
   }
   for (int64_t i = -100; i < 200100; i += 3) ASSERT_TRUE(probe.Append(1000000 + i).ok());
   CheckSet({*members.Finish()}, {*probe.Finish()}, KeySet::Representation::kBitmap);
+}
+
+// KeySequenceMap against a plain std::map of encoded keys (KeyColumns::AppendKey) to the highest
+// number, on random inserts: whichever layout Seal picks (dense ranks, word table, encoded keys),
+// every probe must answer what the std::map does.
+struct SequencedBatch {
+  std::vector<std::shared_ptr<arrow::Array>> columns;
+  int64_t sequence;
+};
+
+void CheckSequenceMap(const std::vector<SequencedBatch>& inserts, const std::vector<std::shared_ptr<arrow::Array>>& probe,
+                      KeySequenceMap::Representation expected) {
+  KeySequenceMap map;
+  std::map<std::string, int64_t> oracle;
+  for (const auto& batch : inserts) {
+    auto keys = Keys(batch.columns);
+    ASSERT_TRUE(map.Insert(keys, batch.sequence).ok());
+    for (int64_t i = 0; i < keys.length(); ++i) {
+      auto [it, inserted] = oracle.emplace(Encoded(keys, i), batch.sequence);
+      if (!inserted) it->second = std::max(it->second, batch.sequence);
+    }
+  }
+  map.Seal();
+  EXPECT_EQ(map.representation(), expected);
+  EXPECT_EQ(map.size(), oracle.size());
+  EXPECT_FALSE(map.Insert(Keys(inserts.front().columns), 1).ok());  // sealed
+  auto probe_keys = Keys(probe);
+  std::vector<int64_t> all;
+  map.FindAll(probe_keys, all);
+  ASSERT_EQ(all.size(), static_cast<size_t>(probe_keys.length()));
+  int64_t hits = 0;
+  for (int64_t i = 0; i < probe_keys.length(); ++i) {
+    auto it = oracle.find(Encoded(probe_keys, i));
+    const int64_t want = it == oracle.end() ? KeySequenceMap::kAbsent : it->second;
+    hits += it == oracle.end() ? 0 : 1;
+    ASSERT_EQ(map.Find(probe_keys, i), want) << "row " << i;
+    ASSERT_EQ(all[static_cast<size_t>(i)], want) << "row " << i;
+  }
+  // The probes must both hit and miss, or the comparison proves little.
+  EXPECT_GT(hits, 0);
+  EXPECT_LT(hits, probe_keys.length());
+}
+
+template <typename Builder, typename Gen>
+std::shared_ptr<arrow::Array> Ints(int64_t n, Gen gen, double null_share, std::mt19937_64& rng) {
+  Builder builder;
+  std::bernoulli_distribution null(null_share);
+  for (int64_t i = 0; i < n; ++i) {
+    if (null(rng)) {
+      EXPECT_TRUE(builder.AppendNull().ok());
+    } else {
+      EXPECT_TRUE(builder.Append(gen()).ok());
+    }
+  }
+  return *builder.Finish();
+}
+
+TEST(KeySequenceMap, DenseIntegersAreRanksAndAgreeWithAMap) {
+  std::mt19937_64 rng(15);
+  std::uniform_int_distribution<int64_t> id(1000, 5999), seq(1, 30);
+  std::vector<SequencedBatch> inserts;
+  for (int b = 0; b < 20; ++b) {
+    inserts.push_back({{Ints<arrow::Int64Builder>(400, [&] { return id(rng); }, 0.01, rng)}, seq(rng)});
+  }
+  std::uniform_int_distribution<int64_t> probe(900, 6100);
+  CheckSequenceMap(inserts, {Ints<arrow::Int64Builder>(20000, [&] { return probe(rng); }, 0.01, rng)},
+                   KeySequenceMap::Representation::kDenseRanks);
+}
+
+TEST(KeySequenceMap, NegativeIntegersAroundZeroAreDense) {
+  // -3000..3000 is a small range read as signed numbers, a huge one read as unsigned words.
+  std::mt19937_64 rng(16);
+  std::uniform_int_distribution<int64_t> id(-3000, 3000);
+  std::vector<SequencedBatch> inserts;
+  for (int b = 0; b < 10; ++b) {
+    inserts.push_back({{Ints<arrow::Int64Builder>(500, [&] { return id(rng); }, 0.0, rng)}, 100 - b});
+  }
+  std::uniform_int_distribution<int64_t> probe(-3100, 3100);
+  CheckSequenceMap(inserts, {Ints<arrow::Int64Builder>(10000, [&] { return probe(rng); }, 0.02, rng)},
+                   KeySequenceMap::Representation::kDenseRanks);
+}
+
+TEST(KeySequenceMap, ManySequenceNumbersTakeTwoByteRanks) {
+  // 300 distinct numbers do not fit a one-byte rank.
+  std::mt19937_64 rng(17);
+  std::uniform_int_distribution<int64_t> id(0, 2999);
+  std::vector<SequencedBatch> inserts;
+  for (int b = 0; b < 300; ++b) {
+    inserts.push_back({{Ints<arrow::Int64Builder>(20, [&] { return id(rng); }, 0.0, rng)}, 7 * ((b * 37) % 300) + 1});
+  }
+  std::uniform_int_distribution<int64_t> probe(-10, 3500);
+  CheckSequenceMap(inserts, {Ints<arrow::Int64Builder>(5000, [&] { return probe(rng); }, 0.0, rng)},
+                   KeySequenceMap::Representation::kDenseRanks);
+}
+
+TEST(KeySequenceMap, SparseIntegersAreAWordTableAndAgreeWithAMap) {
+  std::mt19937_64 rng(18);
+  std::vector<int64_t> pool;
+  for (int i = 0; i < 3000; ++i) pool.push_back(static_cast<int64_t>(rng()));
+  pool.push_back(static_cast<int64_t>(0x9E3779B97F4A7C15ULL));
+  std::uniform_int_distribution<size_t> pick(0, pool.size() - 1);
+  std::uniform_int_distribution<int64_t> seq(1, 5);
+  std::vector<SequencedBatch> inserts;
+  for (int b = 0; b < 8; ++b) {
+    inserts.push_back({{Ints<arrow::Int64Builder>(300, [&] { return pool[pick(rng)]; }, 0.01, rng)}, seq(rng)});
+  }
+  std::bernoulli_distribution member(0.5);
+  CheckSequenceMap(inserts,
+                   {Ints<arrow::Int64Builder>(
+                       5000, [&] { return member(rng) ? pool[pick(rng)] : static_cast<int64_t>(rng()); }, 0.01, rng)},
+                   KeySequenceMap::Representation::kWordTable);
+}
+
+TEST(KeySequenceMap, StringsAndCompositeKeysAreEncodedAndAgreeWithAMap) {
+  std::mt19937_64 rng(19);
+  std::uniform_int_distribution<int> n(0, 60);
+  auto strings = [&](int64_t count) {
+    arrow::StringBuilder builder;
+    for (int64_t i = 0; i < count; ++i) {
+      const int v = n(rng);
+      EXPECT_TRUE((v == 0 ? builder.AppendNull() : builder.Append("k" + std::to_string(v))).ok());
+    }
+    return *builder.Finish();
+  };
+  std::uniform_int_distribution<int32_t> small(0, 9);
+  std::vector<SequencedBatch> one, two;
+  for (int b = 0; b < 6; ++b) {
+    one.push_back({{strings(30)}, 3 + b % 4});
+    two.push_back({{Ints<arrow::Int32Builder>(30, [&] { return small(rng); }, 0.1, rng), strings(30)}, 9 - b});
+  }
+  CheckSequenceMap(one, {strings(500)}, KeySequenceMap::Representation::kEncoded);
+  CheckSequenceMap(two, {Ints<arrow::Int32Builder>(2000, [&] { return small(rng); }, 0.1, rng), strings(2000)},
+                   KeySequenceMap::Representation::kEncoded);
+}
+
+TEST(KeySequenceMap, NullOnlyAndEmptyMaps) {
+  KeySequenceMap nulls;
+  ASSERT_TRUE(nulls.Insert(Keys({Json(arrow::int64(), "[null, null]")}), 4).ok());
+  nulls.Seal();
+  auto probe = Keys({Json(arrow::int64(), "[null, 0, 1]")});
+  EXPECT_EQ(nulls.Find(probe, 0), 4);
+  EXPECT_EQ(nulls.Find(probe, 1), KeySequenceMap::kAbsent);
+  EXPECT_EQ(nulls.size(), 1u);
+  KeySequenceMap empty;
+  empty.Seal();
+  EXPECT_TRUE(empty.empty());
+  std::vector<int64_t> out;
+  empty.FindAll(probe, out);
+  EXPECT_EQ(out, std::vector<int64_t>(3, KeySequenceMap::kAbsent));
 }
 
 TEST(KeyColumns, NestedValuesCompareByValue) {

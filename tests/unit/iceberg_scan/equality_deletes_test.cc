@@ -40,6 +40,7 @@ TEST(KeySequenceMap, KeepsTheHighestSequenceNumberPerKeyAndNullsApart) {
   ASSERT_TRUE(map.Insert(Keys({Json(arrow::int64(), "[1, 2, null]")}), 3).ok());
   ASSERT_TRUE(map.Insert(Keys({Json(arrow::int64(), "[2, 5]")}), 7).ok());
   ASSERT_TRUE(map.Insert(Keys({Json(arrow::int64(), "[1, null]")}), 2).ok());
+  map.Seal();
   EXPECT_EQ(map.size(), 4u);
   auto probe = Keys({Json(arrow::int64(), "[1, 2, 5, null, 0, 4]")});
   EXPECT_EQ(map.Find(probe, 0), 3);
@@ -51,6 +52,7 @@ TEST(KeySequenceMap, KeepsTheHighestSequenceNumberPerKeyAndNullsApart) {
 
   KeySequenceMap pairs;  // two columns: byte-encoded keys
   ASSERT_TRUE(pairs.Insert(Keys({Json(arrow::int64(), "[1, 1]"), Json(arrow::utf8(), R"(["a", null])")}), 4).ok());
+  pairs.Seal();
   auto rows = Keys({Json(arrow::int64(), "[1, 1, 1, 2]"), Json(arrow::large_utf8(), R"(["a", null, "", "a"])")});
   EXPECT_EQ(pairs.Find(rows, 0), 4);
   EXPECT_EQ(pairs.Find(rows, 1), 4);

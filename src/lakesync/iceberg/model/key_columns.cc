@@ -348,11 +348,43 @@ inline uint64_t SpreadWord(uint64_t word) {
 
 // Marks an empty slot of KeySet's word table; a key with this word is kept apart.
 constexpr uint64_t kEmptyWord = 0x9E3779B97F4A7C15ULL;
-// A bit vector over the keys' range is used while it holds at most this many bits a key: no more
-// memory than the word table (8-byte slots, at most half full) would take.
-constexpr uint64_t kBitmapBitsPerKey = 128;
-// ... or while it is this small, whatever the number of keys (8 KiB).
-constexpr uint64_t kSmallBitmapBits = uint64_t{1} << 16;
+// The range of single-word keys, read both as unsigned and as signed (offset by 2^63) numbers: a range
+// of negative and positive keys is small only in the second reading.
+struct WordRange {
+  static constexpr uint64_t kSign = uint64_t{1} << 63;
+  bool any = false;
+  uint64_t umin = ~uint64_t{0}, umax = 0, smin = ~uint64_t{0}, smax = 0;
+
+  void Add(uint64_t w) {
+    any = true;
+    umin = std::min(umin, w);
+    umax = std::max(umax, w);
+    smin = std::min(smin, w ^ kSign);
+    smax = std::max(smax, w ^ kSign);
+  }
+  bool signed_range() const { return smax - smin < umax - umin; }
+  // Entries are indexed by word - base() in [0, span()] (unsigned arithmetic).
+  uint64_t base() const { return signed_range() ? smin ^ kSign : umin; }
+  uint64_t span() const { return signed_range() ? smax - smin : umax - umin; }
+};
+
+// The density rule of single-word key structures (KeySet's bit vector, KeySequenceMap's rank array):
+// an array over the keys' whole range, `entry_bits` an entry, is used while it takes no more memory
+// than the keys' open-addressing table would (`table_bits_per_key`: slot size × 2, tables are at most
+// half full), or while it is at most 8 KiB whatever the number of keys.
+constexpr uint64_t kSmallDenseBits = uint64_t{1} << 16;
+bool DenseRangeFits(const WordRange& range, uint64_t keys, uint64_t entry_bits, uint64_t table_bits_per_key) {
+  if (!range.any) return false;
+  const uint64_t span = range.span();
+  if (span == ~uint64_t{0}) return false;
+  const uint64_t entries = span + 1;
+  const uint64_t budget_bits = keys > (~uint64_t{0} / table_bits_per_key) ? ~uint64_t{0} : keys * table_bits_per_key;
+  const uint64_t limit = std::max(kSmallDenseBits, budget_bits) / entry_bits;
+  return entries <= limit;
+}
+// KeySet's word table: 8-byte slots; KeySequenceMap's: 16-byte {word, number} slots.
+constexpr uint64_t kKeySetTableBitsPerKey = 2 * 64;
+constexpr uint64_t kSequenceTableBitsPerKey = 2 * 128;
 
 }  // namespace
 
@@ -379,35 +411,21 @@ Result<KeySet> KeySet::Make(const KeyColumns& keys) {
     set.index_space_ = set.encoded_->size();
     return set;
   }
-  // The range of the words, read both as unsigned and as signed (offset by 2^63) numbers: a range of
-  // negative and positive keys is small only in the second reading.
-  bool any = false, has_null = false;
-  uint64_t umin = ~uint64_t{0}, umax = 0, smin = ~uint64_t{0}, smax = 0;
-  constexpr uint64_t kSign = uint64_t{1} << 63;
+  WordRange range;
+  bool has_null = false;
   for (int64_t i = 0; i < n; ++i) {
     if (keys.IsNull(i)) {
       has_null = true;
       continue;
     }
-    const uint64_t w = keys.Word(i);
-    any = true;
-    umin = std::min(umin, w);
-    umax = std::max(umax, w);
-    smin = std::min(smin, w ^ kSign);
-    smax = std::max(smax, w ^ kSign);
+    range.Add(keys.Word(i));
   }
   int64_t next_index = 0;
-  if (any) {
-    const uint64_t uspan = umax - umin, sspan = smax - smin;
-    const bool signed_range = sspan < uspan;
-    const uint64_t span = signed_range ? sspan : uspan;
-    const uint64_t words = static_cast<uint64_t>(n);
-    const uint64_t limit = std::max(kSmallBitmapBits, words > (~uint64_t{0} / kBitmapBitsPerKey)
-                                                          ? ~uint64_t{0}
-                                                          : words * kBitmapBitsPerKey);
-    if (span < limit) {
+  if (range.any) {
+    if (DenseRangeFits(range, static_cast<uint64_t>(n), 1, kKeySetTableBitsPerKey)) {
+      const uint64_t span = range.span();
       set.representation_ = Representation::kBitmap;
-      set.base_ = signed_range ? smin ^ kSign : umin;
+      set.base_ = range.base();
       set.span_ = span;
       set.bits_.assign(static_cast<size_t>(span / 64 + 1), 0);
       for (int64_t i = 0; i < n; ++i) {
@@ -516,18 +534,7 @@ KeySequenceMap::~KeySequenceMap() = default;
 
 uint64_t KeySequenceMap::SlotHash(uint64_t word) { return SpreadWord(word); }
 
-void KeySequenceMap::ReserveWords(size_t n) {
-  size_t size = 1024;
-  while (size < 2 * n) size *= 2;
-  if (size <= words_.size()) return;
-  std::vector<WordSlot> old;
-  old.swap(words_);
-  words_.resize(size);
-  word_count_ = 0;
-  for (const auto& slot : old) {
-    if (slot.sequence != kAbsent) InsertWord(slot.word, slot.sequence);
-  }
-}
+void KeySequenceMap::ReserveWords(size_t n) { pending_words_.reserve(n); }
 
 void KeySequenceMap::GrowWords() {
   std::vector<WordSlot> old;
@@ -552,17 +559,24 @@ void KeySequenceMap::InsertWord(uint64_t word, int64_t sequence_number) {
 }
 
 Status KeySequenceMap::Insert(const KeyColumns& keys, int64_t sequence_number) {
+  if (representation_ != Representation::kUnsealed) {
+    return Status::Invalid("KeySequenceMap: Insert after Seal");
+  }
   const int64_t n = keys.length();
   if (keys.single_word()) {
+    if (pending_runs_.empty() || pending_runs_.back().sequence != sequence_number) {
+      pending_runs_.push_back(PendingRun{pending_words_.size(), sequence_number});
+    }
     for (int64_t i = 0; i < n; ++i) {
       if (keys.IsNull(i)) {  // kept apart from the words: a null matches only a null
         null_sequence_ = std::max(null_sequence_, sequence_number);
       } else {
-        InsertWord(keys.Word(i), sequence_number);
+        pending_words_.push_back(keys.Word(i));
       }
     }
     return Status::OK();
   }
+  any_encoded_ = true;
   std::string key;
   int32_t index = -1;
   for (int64_t i = 0; i < n; ++i) {
@@ -580,17 +594,86 @@ Status KeySequenceMap::Insert(const KeyColumns& keys, int64_t sequence_number) {
   return Status::OK();
 }
 
+template <typename Rank>
+void KeySequenceMap::BuildRanks(std::vector<Rank>& ranks) {
+  ranks.assign(static_cast<size_t>(span_) + 1, 0);
+  for (size_t r = 0; r < pending_runs_.size(); ++r) {
+    const PendingRun& run = pending_runs_[r];
+    const size_t end = r + 1 < pending_runs_.size() ? pending_runs_[r + 1].begin : pending_words_.size();
+    // Ranks are 1-based positions in the sorted distinct numbers: the higher rank is the higher number.
+    const auto rank = static_cast<Rank>(
+        std::lower_bound(sequence_by_rank_.begin(), sequence_by_rank_.end(), run.sequence) -
+        sequence_by_rank_.begin() + 1);
+    for (size_t i = run.begin; i < end; ++i) {
+      Rank& entry = ranks[static_cast<size_t>(pending_words_[i] - base_)];
+      word_count_ += entry == 0 ? 1 : 0;
+      entry = std::max(entry, rank);
+    }
+  }
+}
+
+void KeySequenceMap::Seal() {
+  if (representation_ != Representation::kUnsealed) return;
+  if (any_encoded_) {
+    representation_ = Representation::kEncoded;
+  } else {
+    WordRange range;
+    for (uint64_t w : pending_words_) range.Add(w);
+    for (const PendingRun& run : pending_runs_) sequence_by_rank_.push_back(run.sequence);
+    std::sort(sequence_by_rank_.begin(), sequence_by_rank_.end());
+    sequence_by_rank_.erase(std::unique(sequence_by_rank_.begin(), sequence_by_rank_.end()), sequence_by_rank_.end());
+    const bool small_ranks = sequence_by_rank_.size() <= std::numeric_limits<uint8_t>::max();
+    const bool fits_ranks = sequence_by_rank_.size() <= std::numeric_limits<uint16_t>::max();
+    const uint64_t entry_bits = small_ranks ? 8 : 16;
+    word_count_ = 0;
+    if (fits_ranks && DenseRangeFits(range, pending_words_.size(), entry_bits, kSequenceTableBitsPerKey)) {
+      representation_ = Representation::kDenseRanks;
+      base_ = range.base();
+      span_ = range.span();
+      if (small_ranks) {
+        BuildRanks(ranks8_);
+      } else {
+        BuildRanks(ranks16_);
+      }
+    } else {
+      representation_ = Representation::kWordTable;
+      sequence_by_rank_.clear();
+      // Sized once for every collected word (fewer when words repeat): never regrown.
+      size_t slots = 1024;
+      while (slots < 2 * pending_words_.size()) slots *= 2;
+      words_.assign(slots, WordSlot{});
+      for (size_t r = 0; r < pending_runs_.size(); ++r) {
+        const size_t end = r + 1 < pending_runs_.size() ? pending_runs_[r + 1].begin : pending_words_.size();
+        for (size_t i = pending_runs_[r].begin; i < end; ++i) InsertWord(pending_words_[i], pending_runs_[r].sequence);
+      }
+    }
+  }
+  std::vector<uint64_t>().swap(pending_words_);
+  std::vector<PendingRun>().swap(pending_runs_);
+}
+
+int64_t KeySequenceMap::FindWord(uint64_t word) const {
+  if (representation_ == Representation::kDenseRanks) {
+    const uint64_t d = word - base_;
+    if (d > span_) return kAbsent;
+    const size_t at = static_cast<size_t>(d);
+    const unsigned rank = ranks8_.empty() ? ranks16_[at] : ranks8_[at];
+    return rank == 0 ? kAbsent : sequence_by_rank_[rank - 1];
+  }
+  if (word_count_ == 0) return kAbsent;
+  const size_t mask = words_.size() - 1;
+  for (size_t i = static_cast<size_t>(SlotHash(word)) & mask;; i = (i + 1) & mask) {
+    const WordSlot& slot = words_[i];
+    if (slot.sequence == kAbsent) return kAbsent;
+    if (slot.word == word) return slot.sequence;
+  }
+}
+
 int64_t KeySequenceMap::Find(const KeyColumns& keys, int64_t row) const {
   if (keys.single_word()) {
     if (keys.IsNull(row)) return null_sequence_;
-    if (word_count_ == 0) return kAbsent;
-    const uint64_t word = keys.Word(row);
-    const size_t mask = words_.size() - 1;
-    for (size_t i = static_cast<size_t>(SlotHash(word)) & mask;; i = (i + 1) & mask) {
-      const WordSlot& slot = words_[i];
-      if (slot.sequence == kAbsent) return kAbsent;
-      if (slot.word == word) return slot.sequence;
-    }
+    if (representation_ == Representation::kEncoded) return kAbsent;  // no single-word key was inserted
+    return FindWord(keys.Word(row));
   }
   if (sequences_.empty()) return kAbsent;
   // One buffer per thread: probes are per row and must not allocate.
@@ -604,7 +687,7 @@ int64_t KeySequenceMap::Find(const KeyColumns& keys, int64_t row) const {
 void KeySequenceMap::FindAll(const KeyColumns& keys, std::vector<int64_t>& out) const {
   const int64_t n = keys.length();
   out.resize(static_cast<size_t>(n));
-  if (!keys.single_word() || word_count_ == 0) {
+  if (!keys.single_word() || representation_ != Representation::kWordTable || word_count_ == 0) {
     for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = Find(keys, i);
     return;
   }

@@ -138,15 +138,24 @@ class KeySet {
 
 // Keys mapped to the highest sequence number recorded with each (equality deletes: a key to the
 // highest data sequence number of a delete file holding it; iceberg/scan/equality_deletes.h). Built
-// from and probed with KeyColumns of the same types. Single-word keys (the common case: one integer
-// key column) live in a flat open-addressing table of {word, number} slots, written here because a
-// probe is then one cache miss: with Arrow's memo table (key → memo index, then the number by
-// index) probing was 38% of reading a table after 20 equality-delete commits, two dependent misses
-// per row (perf, docs/benchmarks.md). Other keys are kept by their byte encoding in Arrow's
-// BinaryMemoTable.
+// from and probed with KeyColumns of the same types: Insert every batch, Seal once, then probe
+// (Find/FindAll are const and safe from several threads after Seal).
+//
+// Single-word keys (the common case: one integer key column) are held, chosen at Seal by KeySet's
+// density rule (one rule, DenseRangeFits in key_columns.cc):
+//  - dense keys (ids: the range [min, max] is no larger than a hash table of the keys would be): an
+//    array indexed by key - min of *ranks*, a 1- or 2-byte index into the sorted distinct sequence
+//    numbers (0: no delete). 2.8M ids take 2.8 MB, a probe is one read from cache and the build is
+//    array writes; the hash table's random probes and inserts were ~35% of reading a table after 20
+//    equality-delete commits (perf, docs/benchmarks.md);
+//  - otherwise a flat open-addressing table of {word, number} slots, written here because a probe is
+//    then one cache miss: with Arrow's memo table (key → memo index, then the number by index)
+//    probing was 38% of that read, two dependent misses per row.
+// Other keys are kept by their byte encoding in Arrow's BinaryMemoTable.
 class KeySequenceMap {
  public:
   static constexpr int64_t kAbsent = std::numeric_limits<int64_t>::min();
+  enum class Representation { kUnsealed, kDenseRanks, kWordTable, kEncoded };
 
   KeySequenceMap();
   KeySequenceMap(KeySequenceMap&&) noexcept;
@@ -154,11 +163,15 @@ class KeySequenceMap {
   ~KeySequenceMap();
 
   // Records every row of `keys` with `sequence_number` (>= 0), keeping the highest number per key.
+  // Single-word keys are only collected here (8 bytes a key until Seal), as the choice of layout needs
+  // their range. Invalid after Seal.
   Status Insert(const KeyColumns& keys, int64_t sequence_number);
+  // Builds the probe structure from what was inserted; call once, after the last Insert.
+  void Seal();
   // The highest number recorded with row `row`'s key, kAbsent when the key was never inserted.
   int64_t Find(const KeyColumns& keys, int64_t row) const;
-  // Find for every row of `keys` into `out` (resized). Single-word probes are prefetched a few rows
-  // ahead: a probe of a large map is a cache miss, and overlapping them is what makes the scan of a
+  // Find for every row of `keys` into `out` (resized). Word-table probes are prefetched a few rows
+  // ahead: a probe of a large table is a cache miss, and overlapping them is what makes the scan of a
   // table with many equality-delete commits cheap.
   void FindAll(const KeyColumns& keys, std::vector<int64_t>& out) const;
 
@@ -166,19 +179,41 @@ class KeySequenceMap {
   void ReserveWords(size_t n);
 
   size_t size() const { return word_count_ + sequences_.size() + (null_sequence_ != kAbsent ? 1 : 0); }
-  bool empty() const { return size() == 0; }
+  bool empty() const { return size() == 0 && pending_words_.empty(); }
+  Representation representation() const { return representation_; }
 
  private:
   struct WordSlot {
     uint64_t word = 0;
     int64_t sequence = kAbsent;  // kAbsent: an empty slot
   };
+  // Inserted words [begin, next run's begin) of pending_words_ carry `sequence`.
+  struct PendingRun {
+    size_t begin = 0;
+    int64_t sequence = 0;
+  };
   static uint64_t SlotHash(uint64_t word);
   void InsertWord(uint64_t word, int64_t sequence_number);
   void GrowWords();
+  template <typename Rank>
+  void BuildRanks(std::vector<Rank>& ranks);
+  int64_t FindWord(uint64_t word) const;
 
+  Representation representation_ = Representation::kUnsealed;
+  // Single-word keys until Seal.
+  std::vector<uint64_t> pending_words_;
+  std::vector<PendingRun> pending_runs_;
+  bool any_encoded_ = false;
+
+  // kDenseRanks: word w has rank ranks{8,16}_[w - base_] for w - base_ <= span_ (unsigned, so wrapping
+  // ranges of signed keys work too); rank r > 0 stands for sequence_by_rank_[r - 1].
+  uint64_t base_ = 0, span_ = 0;
+  std::vector<uint8_t> ranks8_;
+  std::vector<uint16_t> ranks16_;
+  std::vector<int64_t> sequence_by_rank_;
+  // kWordTable
   std::vector<WordSlot> words_;  // a power of two in size, at most half full
-  size_t word_count_ = 0;
+  size_t word_count_ = 0;        // distinct single-word keys (either layout)
   // Encoded keys: a key's memo index is its position in sequences_.
   std::vector<int64_t> sequences_;
   std::unique_ptr<arrow::internal::BinaryMemoTable<arrow::BinaryBuilder>> encoded_;

@@ -171,7 +171,7 @@ Result<std::shared_ptr<const EqualityKeyMap>> DeleteLoader::BuildEqualityKeyMap(
   auto map = std::make_shared<EqualityKeyMap>();
   map->field_ids = field_ids;
   if (field_ids.size() == 1) {
-    // At most this many keys (fewer when files repeat keys): the map is sized once, not regrown.
+    // At most this many keys (fewer when files repeat keys): collected without regrowing.
     int64_t rows = 0;
     for (const auto& f : files) rows += std::max<int64_t>(f.file->record_count, 0);
     map->keys.ReserveWords(static_cast<size_t>(rows));
@@ -194,6 +194,7 @@ Result<std::shared_ptr<const EqualityKeyMap>> DeleteLoader::BuildEqualityKeyMap(
                            file.file->file_path);
     }
   }
+  map->keys.Seal();
   return std::shared_ptr<const EqualityKeyMap>(std::move(map));
 }
 
