@@ -394,6 +394,12 @@ Result<std::vector<FileInfo>> FileIO::List(const std::string& dir_location, bool
   const bool derive_dirs = r.kind == StorageKind::kGcs;
   selector.recursive = recursive || derive_dirs;
   auto infos = CallArrow([&] { return r.filesystem->GetFileInfo(selector); });
+  // Arrow's local listing fails (instead of finding it missing) for a directory that another thread or
+  // process creates between its opendir and its check that the directory exists: concurrent table
+  // creations race there. Listing again sees the new directory.
+  for (int again = 0; !infos.ok() && infos.status().IsIOError() && r.kind == StorageKind::kLocal && again < 3; ++again) {
+    infos = CallArrow([&] { return r.filesystem->GetFileInfo(selector); });
+  }
   if (!infos.ok()) return FromArrow(infos.status(), "listing", dir_location);
 
   std::vector<FileInfo> out;
