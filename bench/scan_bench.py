@@ -254,7 +254,10 @@ class Runner:
         self.plan = plan
         self.batch_rows = batch_rows
         self.no_threads = no_threads
+        # Every Arrow reader timed here (lakesync's TableScan, the Arrow floor, pyarrow) uses the memory
+        # pool the `lakesync` command uses (jemalloc, tools/lakesync/main.cc), unless the caller chose one.
         self.env = dict(os.environ, LAKESYNC_WAREHOUSE=state["warehouse"])
+        self.env.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
 
     def run(self, engine: str, level: str, checksum: bool = False) -> dict:
         snapshot_id = self.state["snapshots"][level]
