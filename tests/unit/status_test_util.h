@@ -26,3 +26,15 @@
   ASSERT_TRUE(LS_CONCAT(_r_, __LINE__).ok()) << LS_CONCAT(_r_, __LINE__).status().ToString(); \
   lhs = std::move(LS_CONCAT(_r_, __LINE__)).ValueUnsafe()
 #endif
+
+namespace lakesync {
+
+// The value of a Result, or a test failure naming its status (and a default value) when it has none:
+// for set-up code that runs outside a function returning void.
+template <typename T>
+T ValueOrFail(Result<T> r) {
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return std::move(r).ValueOrDie();
+}
+
+}  // namespace lakesync

@@ -16,14 +16,10 @@
 #include "lakesync/table/scan.h"
 #include "lakesync/table/snapshot_update.h"
 
+#include "status_test_util.h"
+
 namespace lakesync::table {
 namespace {
-
-template <typename T>
-T ValueOrFail(Result<T> r) {
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return std::move(r).ValueOrDie();
-}
 
 TEST(ErrorFlags, TravelInTheDetailThroughContext) {
   Status st = WithFlag(CommitConflict("data file x was removed"), ErrorFlag::kNotRetryable);

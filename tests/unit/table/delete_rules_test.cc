@@ -20,20 +20,10 @@
 #include "lakesync/table/row_deletes.h"
 #include "lakesync/table/scan.h"
 
+#include "status_test_util.h"
+
 namespace lakesync::table {
 namespace {
-
-#define ASSERT_OK(expr)                      \
-  do {                                       \
-    auto _st = (expr);                       \
-    ASSERT_TRUE(_st.ok()) << _st.ToString(); \
-  } while (0)
-
-template <typename T>
-T ValueOrFail(Result<T> r) {
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return std::move(r).ValueOrDie();
-}
 
 class DeleteRulesTest : public ::testing::TestWithParam<int> {
  protected:

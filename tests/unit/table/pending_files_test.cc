@@ -23,12 +23,6 @@
 namespace lakesync::table {
 namespace {
 
-template <typename T>
-T ValueOrFail(Result<T> r) {
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return std::move(r).ValueOrDie();
-}
-
 // A pid that is certainly not running: a child that has exited and been reaped.
 int64_t DeadPid() {
   pid_t child = fork();
