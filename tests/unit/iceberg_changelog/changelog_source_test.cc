@@ -7,7 +7,6 @@
 #include <arrow/api.h>
 
 #include <filesystem>
-#include <random>
 #include <set>
 #include <tuple>
 
@@ -19,6 +18,7 @@
 #include "lakesync/table/row_deletes.h"
 #include "lakesync/table/scan.h"
 
+#include "scratch_catalog_test_util.h"
 #include "status_test_util.h"
 
 namespace lakesync::changelog {
@@ -30,13 +30,9 @@ using Change = std::tuple<int32_t, std::string, int64_t, std::string>;
 class ChangelogSourceTest : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
-    std::random_device rd;
-    dir_ = std::filesystem::temp_directory_path() / fmt::format("lakesync-changelog-test-{:08x}", rd());
-    std::filesystem::create_directories(dir_);
-    auto io = ValueOrFail(io::FileIO::Make());
-    catalog::SqlCatalogOptions options{"t", (dir_ / "c.db").string(), "file://" + (dir_ / "wh").string(), io};
-    catalog_ = ValueOrFail(catalog::SqlCatalog::Make(options));
-    ASSERT_OK(catalog_->CreateNamespace({"ns"}, {}));
+    ASSERT_OK_AND_ASSIGN(auto scratch, MakeScratchCatalog("changelog-test"));
+    dir_ = scratch.dir;
+    catalog_ = scratch.catalog;
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 

@@ -6,7 +6,6 @@
 #include <arrow/api.h>
 
 #include <filesystem>
-#include <random>
 
 #include "lakesync/catalog/sql/sql_catalog.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
@@ -16,6 +15,7 @@
 #include "lakesync/table/scan.h"
 #include "lakesync/table/snapshot_update.h"
 
+#include "scratch_catalog_test_util.h"
 #include "status_test_util.h"
 
 namespace lakesync::table {
@@ -45,13 +45,9 @@ TEST(ErrorFlags, TravelInTheDetailThroughContext) {
 class CommitRetryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::random_device rd;
-    dir_ = std::filesystem::temp_directory_path() / fmt::format("lakesync-retry-test-{:08x}", rd());
-    std::filesystem::create_directories(dir_);
-    auto io = ValueOrFail(io::FileIO::Make());
-    catalog::SqlCatalogOptions options{"t", (dir_ / "c.db").string(), "file://" + (dir_ / "wh").string(), io};
-    catalog_ = ValueOrFail(catalog::SqlCatalog::Make(options));
-    ASSERT_TRUE(catalog_->CreateNamespace({"ns"}, {}).ok());
+    ASSERT_OK_AND_ASSIGN(auto scratch, MakeScratchCatalog("retry-test"));
+    dir_ = scratch.dir;
+    catalog_ = scratch.catalog;
     catalog::CreateTableRequest req;
     req.identifier = {{"ns"}, "t"};
     req.schema = ValueOrFail(iceberg::SchemaFromJson(nlohmann::json::parse(R"({"type": "struct", "fields": [

@@ -8,7 +8,6 @@
 #include <arrow/api.h>
 
 #include <filesystem>
-#include <random>
 #include <set>
 
 #include "lakesync/catalog/sql/sql_catalog.h"
@@ -21,6 +20,7 @@
 #include "lakesync/table/row_deletes.h"
 #include "lakesync/table/scan.h"
 
+#include "scratch_catalog_test_util.h"
 #include "status_test_util.h"
 
 namespace lakesync::table {
@@ -33,13 +33,9 @@ constexpr int kFiles = 3;
 class ScanThreadsTest : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
-    std::random_device rd;
-    dir_ = std::filesystem::temp_directory_path() / fmt::format("lakesync-scan-threads-{:08x}", rd());
-    std::filesystem::create_directories(dir_);
-    auto io = ValueOrFail(io::FileIO::Make());
-    catalog::SqlCatalogOptions options{"t", (dir_ / "c.db").string(), "file://" + (dir_ / "wh").string(), io};
-    catalog_ = ValueOrFail(catalog::SqlCatalog::Make(options));
-    ASSERT_OK(catalog_->CreateNamespace({"ns"}, {}));
+    ASSERT_OK_AND_ASSIGN(auto scratch, MakeScratchCatalog("scan-threads"));
+    dir_ = scratch.dir;
+    catalog_ = scratch.catalog;
   }
   void TearDown() override {
     ASSERT_OK(ConfigureThreads(1));
