@@ -8,12 +8,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
 import yaml
 
 from sharing_env import LAKESYNC, shares_config
+
+# The Delta suites' table helpers; appended, so that no module of this folder is shadowed.
+sys.path.append(str(Path(__file__).resolve().parents[1] / "delta"))
+from delta_tables import add_column_then_widen, create_small_cdf_table  # noqa: E402
 
 deltalake = pytest.importorskip("deltalake")
 pyiceberg = pytest.importorskip("pyiceberg")
@@ -141,28 +147,17 @@ def test_a_shared_table_that_adds_a_column_and_widens_two_mid_range(tmp_path, se
     # widens two columns (an overwrite with the new schema) and appends a value only the wider type
     # holds, all inside one range of the recipient's job. The target must end equal to the provider's
     # table (deltalake), with each part of the range committed under the schema of its versions.
-    from deltalake import DeltaTable, write_deltalake
+    from deltalake import DeltaTable
 
     provider = tmp_path / "provider" / "t"
-    narrow = pa.schema([("id", pa.int64()), ("qty", pa.int32()), ("price", pa.float32())])
-    write_deltalake(str(provider), pa.table({"id": [1, 2, 3], "qty": [10, 20, 30], "price": [1.5, 2.5, 3.5]},
-                                            schema=narrow),
-                    configuration={"delta.enableChangeDataFeed": "true"})
+    create_small_cdf_table(provider)
     server = serve(shares_config({"t": provider}), root=tmp_path / "provider")
     recipient = Recipient(tmp_path, server.profile())
     job = recipient.job("t", {"type": "delta_sharing_cdc", "profile": str(recipient.profile),
                               "table": "share1.default.t", "start_version": 0, "initial_snapshot": True}, key="id")
     assert recipient.run(job)[0]["status"] == "committed"
 
-    write_deltalake(str(provider), pa.table({"id": pa.array([4], pa.int64()), "qty": pa.array([40], pa.int32()),
-                                             "price": pa.array([4.5], pa.float32()), "note": ["four"]}),
-                    mode="append", schema_mode="merge")
-    DeltaTable(str(provider)).update(updates={"qty": "qty + 1"}, predicate="id = 1")
-    wide = pa.schema([("id", pa.int64()), ("qty", pa.int64()), ("price", pa.float64()), ("note", pa.string())])
-    write_deltalake(str(provider), DeltaTable(str(provider)).to_pyarrow_table().cast(wide), mode="overwrite",
-                    schema_mode="overwrite")
-    write_deltalake(str(provider), pa.table({"id": [5], "qty": [2**40], "price": [5.25], "note": ["five"]},
-                                            schema=wide), mode="append")
+    add_column_then_widen(provider)
 
     runs = recipient.run(job)
     assert [r["status"] for r in runs] == ["committed"], runs
