@@ -61,6 +61,20 @@ class ConformingReader : public arrow::RecordBatchReader {
   int64_t rows_before_ = 0;
 };
 
+// A Parquet reader of `input` (its footer read here, or the one given).
+Result<std::unique_ptr<parquet::arrow::FileReader>> OpenFileReader(std::shared_ptr<arrow::io::RandomAccessFile> input,
+                                                                   const parquet::ArrowReaderProperties& props,
+                                                                   std::shared_ptr<parquet::FileMetaData> metadata = nullptr) {
+  parquet::arrow::FileReaderBuilder builder;
+  try {
+    ARROW_RETURN_NOT_OK(builder.Open(std::move(input), parquet_io::ParquetReaderProperties(nullptr), std::move(metadata)));
+  } catch (const parquet::ParquetException& e) {
+    return Corrupt("not a readable Parquet file: {}", e.what());
+  }
+  builder.properties(props);
+  return builder.Build();
+}
+
 // Decoded row groups of one input file in flight at most (uncompressed sizes from the footer): the
 // read-ahead limit of RowGroupReader below.
 constexpr int64_t kReadAheadBytes = 128LL << 20;
@@ -83,14 +97,7 @@ class RowGroupReader : public arrow::RecordBatchReader {
           const int group = next++;
           return std::optional<OrderedStream<arrow::RecordBatchVector>::Unit>(
               [input, metadata, props, group]() -> Result<arrow::RecordBatchVector> {
-                parquet::arrow::FileReaderBuilder builder;
-                try {
-                  ARROW_RETURN_NOT_OK(builder.Open(input, parquet_io::ParquetReaderProperties(nullptr), metadata));
-                } catch (const parquet::ParquetException& e) {
-                  return Corrupt("not a readable Parquet file: {}", e.what());
-                }
-                builder.properties(props);
-                ARROW_ASSIGN_OR_RAISE(auto reader, builder.Build());
+                ARROW_ASSIGN_OR_RAISE(auto reader, OpenFileReader(input, props, metadata));
                 ARROW_ASSIGN_OR_RAISE(auto batches, reader->GetRecordBatchReader({group}));
                 arrow::RecordBatchVector out;
                 while (true) {
@@ -130,14 +137,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenParquet(std::shared_ptr<ar
                                                               const ReadOptions& options) {
   parquet::ArrowReaderProperties props;
   props.set_batch_size(options.batch_rows);
-  parquet::arrow::FileReaderBuilder builder;
-  try {
-    ARROW_RETURN_NOT_OK(builder.Open(input, parquet_io::ParquetReaderProperties(nullptr)));
-  } catch (const parquet::ParquetException& e) {
-    return Corrupt("not a readable Parquet file: {}", e.what());
-  }
-  builder.properties(props);
-  ARROW_ASSIGN_OR_RAISE(auto reader, builder.Build());
+  ARROW_ASSIGN_OR_RAISE(auto reader, OpenFileReader(input, props));
   // Row groups side by side when a few of them fit the read-ahead limit; the choice depends on the
   // file alone (not the thread count: one thread runs the same units in turn), so the batches are
   // the same for every thread count.
@@ -146,14 +146,14 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenParquet(std::shared_ptr<ar
   for (int g = 0; g < metadata->num_row_groups(); ++g) {
     largest = std::max(largest, metadata->RowGroup(g)->total_byte_size());
   }
-  EnsureThreadsConfigured();
-  const int window = static_cast<int>(
-      std::min<int64_t>(OrderedStream<arrow::RecordBatchVector>::DefaultWindow(), kReadAheadBytes / largest));
-  if (metadata->num_row_groups() > 1 && kReadAheadBytes / largest >= 2) {
+  const int64_t fit = kReadAheadBytes / largest;  // row groups that fit the read-ahead limit
+  if (metadata->num_row_groups() > 1 && fit >= 2) {
+    EnsureThreadsConfigured();
+    const int window =
+        static_cast<int>(std::min<int64_t>(OrderedStream<arrow::RecordBatchVector>::DefaultWindow(), fit));
     std::shared_ptr<arrow::Schema> schema;
     ARROW_RETURN_NOT_OK(reader->GetSchema(&schema));
-    return std::make_shared<RowGroupReader>(std::move(input), metadata, props, std::move(schema),
-                                            std::max(window, 1));
+    return std::make_shared<RowGroupReader>(std::move(input), metadata, props, std::move(schema), window);
   }
   ARROW_ASSIGN_OR_RAISE(auto batches, reader->GetRecordBatchReader());
   // The RecordBatchReader keeps what it needs of the FileReader alive only while it lives, so hold both.
