@@ -57,10 +57,12 @@ namespace lakesync::python {
 namespace {
 
 // A failed Status on its way to Python: the translator below turns it into the exception class of
-// its kind (lakesync.errors), with the status message, exactly what the CLI prints after "error: ".
+// its kind (lakesync.errors), with the status message, exactly what the CLI prints after "error: "
+// (bytes that are not UTF-8 escaped, so Python can make a str of it).
 class StatusError : public std::exception {
  public:
-  explicit StatusError(const Status& st) : kind_(ErrorKindName(KindOf(st))), message_(st.message()) {}
+  explicit StatusError(const Status& st)
+      : kind_(ErrorKindName(KindOf(st))), message_(EscapeInvalidUtf8(st.message())) {}
   const char* what() const noexcept override { return message_.c_str(); }
   const std::string& kind() const { return kind_; }
 

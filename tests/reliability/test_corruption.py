@@ -29,6 +29,7 @@ import os
 import random
 import shutil
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -309,12 +310,13 @@ def test_bit_flips_and_truncations(table: IcebergTable, kind: str):
             table.reset()
 
 
-def rewrite_manifest(path: Path, change) -> bytes:
-    """The manifest with `change(records)` applied, re-encoded with its own schema, codec and metadata."""
+def rewrite_manifest(path: Path, change, codec: str | None = None) -> bytes:
+    """The manifest with `change(records)` applied, re-encoded with its own schema, metadata and codec
+    (or `codec`)."""
     with path.open("rb") as f:
         reader = fastavro.reader(f)
         schema = reader.writer_schema
-        codec = reader.codec
+        codec = codec or reader.codec
         meta = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in reader.metadata.items()
                 if not k.startswith("avro.")}
         records = list(reader)
@@ -378,6 +380,40 @@ def test_manifests_that_decode_but_lie(table: IcebergTable):
         finally:
             damage.restore()
             table.reset()
+
+
+def test_path_that_is_not_utf8_is_reported_readably(table: IcebergTable):
+    """A bit flip inside a data file's path can leave bytes that are not UTF-8 (CI met one at random).
+    The error must still be clean text that names the path, with the bad byte shown as \\xNN, in the
+    text and the JSON error line alike."""
+    path = table.files["data-manifest"][0]
+    marker = "\u00ff"  # two bytes in UTF-8, C3 BF; the first becomes 0x8a, which starts no sequence
+
+    def mark_first_path(records):
+        df = records[0]["data_file"]
+        df["file_path"] = df["file_path"][:-12] + marker + df["file_path"][-11:]
+        return records
+
+    damage = Damage(path)
+    try:
+        # Uncompressed, so the path's bytes are in the file as they are and can be damaged in place.
+        data = rewrite_manifest(path, mark_first_path, codec="null")
+        assert data.count(marker.encode()) == 1
+        damage.replace(data.replace(marker.encode(), b"\x8a\xbf"))
+        before = tree_state(table.cli.warehouse)
+        for fmt in ("text", "json"):
+            config = ["--catalog-config", str(table.cli.catalog_config)] if table.cli.catalog_config else []
+            done = subprocess.run([str(O.LAKESYNC), "--log-format", fmt, "scan", "--table", table.name, *config],
+                                  capture_output=True, env=table.cli.env, cwd=table.cli.workdir, timeout=180)
+            assert done.returncode > 0, (done.returncode, done.stderr[-2000:])
+            stderr = done.stderr.decode("utf-8")  # strict: a raw 0x8a would raise here
+            line = stderr.strip().splitlines()[-1]
+            message = line.removeprefix("lakesync: error: ") if fmt == "text" else json.loads(line)["message"]
+            assert "\\x8a\\xbf" in message and ".parquet" in message, stderr
+        assert tree_state(table.cli.warehouse) == before
+    finally:
+        damage.restore()
+        table.reset()
 
 
 @pytest.mark.parametrize("field,where", [

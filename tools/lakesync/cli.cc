@@ -55,7 +55,8 @@ void Print(std::string_view text) {
   fflush(stdout);
 }
 
-void ReportError(const Cli& cli, const std::string& message, int exit_code, std::string_view kind) {
+void ReportError(const Cli& cli, const std::string& raw_message, int exit_code, std::string_view kind) {
+  const std::string message = EscapeInvalidUtf8(raw_message);
   if (cli.global.log_format == "json") {
     nlohmann::json fields = {{"event", "fatal"}, {"exit_code", exit_code}};
     if (!kind.empty()) fields["error_kind"] = std::string(kind);

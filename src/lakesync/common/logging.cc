@@ -4,6 +4,8 @@
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
+#include "lakesync/common/status.h"
+
 namespace lakesync {
 namespace {
 
@@ -18,9 +20,8 @@ std::pair<std::string_view, std::string_view> SplitPayload(const spdlog::details
   return {payload.substr(0, at), payload.substr(at + 1)};
 }
 
-std::string JsonString(std::string_view text) {
-  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+// Messages quote damaged input at times: bytes that are not UTF-8 are shown as \xNN, in both formats.
+std::string JsonString(std::string_view text) { return nlohmann::json(EscapeInvalidUtf8(text)).dump(); }
 
 // %* in the json pattern: the message as a JSON string (quoted and escaped), followed by the event's
 // fields as further members of the same object.
@@ -44,7 +45,8 @@ class JsonMessageFlag : public spdlog::custom_flag_formatter {
 class TextMessageFlag : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
-    auto [message, fields] = SplitPayload(msg);
+    auto [raw_message, fields] = SplitPayload(msg);
+    const std::string message = EscapeInvalidUtf8(raw_message);
     dest.append(message.data(), message.data() + message.size());
     if (fields.empty()) return;
     const auto object = nlohmann::json::parse(fields, nullptr, /*allow_exceptions=*/false);

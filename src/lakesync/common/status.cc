@@ -1,6 +1,9 @@
 #include "lakesync/common/status.h"
 
 #include <arrow/status.h>
+#include <arrow/util/utf8.h>
+
+#include <fmt/format.h>
 
 namespace lakesync {
 namespace {
@@ -112,6 +115,34 @@ bool IsRetryable(const Status& status) {
   const ErrorKind kind = KindOf(status);
   return (kind == ErrorKind::kCommitConflict || kind == ErrorKind::kUnavailable) &&
          !HasFlag(status, ErrorFlag::kNotRetryable);
+}
+
+std::string EscapeInvalidUtf8(std::string_view text) {
+  static const bool initialized = (arrow::util::InitializeUTF8(), true);
+  (void)initialized;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+  if (arrow::util::ValidateUTF8(bytes, static_cast<int64_t>(text.size()))) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 16);
+  size_t i = 0;
+  while (i < text.size()) {
+    // The sequence length its lead byte announces (0: not a lead byte), then the whole sequence checked.
+    const uint8_t lead = bytes[i];
+    const size_t length = lead < 0x80            ? 1
+                          : (lead >> 5) == 0x06  ? 2
+                          : (lead >> 4) == 0x0E  ? 3
+                          : (lead >> 3) == 0x1E  ? 4
+                                                 : 0;
+    if (length != 0 && i + length <= text.size() &&
+        arrow::util::ValidateUTF8(bytes + i, static_cast<int64_t>(length))) {
+      out.append(text.substr(i, length));
+      i += length;
+    } else {
+      out += fmt::format("\\x{:02x}", lead);
+      ++i;
+    }
+  }
+  return out;
 }
 
 }  // namespace lakesync

@@ -104,6 +104,11 @@ Status WithContext(const Status& status, std::string_view context);
 // A commit conflict or an unavailable service, unless marked kNotRetryable.
 bool IsRetryable(const Status& status);
 
+// `text` with every byte that is not part of a valid UTF-8 sequence written as \xNN. Messages quote
+// damaged input (a bit flip inside a file path in a manifest); terminals, Python's str and JSON
+// logs all need UTF-8, so every place a message leaves the process shows it through this.
+std::string EscapeInvalidUtf8(std::string_view text);
+
 }  // namespace lakesync
 
 // Propagate an error with context added: LS_RETURN_NOT_OK_CTX(expr, "reading {}", path)

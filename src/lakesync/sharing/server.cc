@@ -59,7 +59,7 @@ Reply ErrorReply(const Status& st, const char* code = nullptr) {
   Reply r;
   const ErrorKind kind = KindOf(st);
   r.status = HttpStatusFor(kind);
-  ErrorBody body{code ? code : ErrorCodeFor(kind), st.message()};
+  ErrorBody body{code ? code : ErrorCodeFor(kind), EscapeInvalidUtf8(st.message())};
   if (r.status >= 500) body.error_code = kInternalError;
   r.body = std::make_shared<const std::string>(body.ToJson().dump());
   r.content_type = kJson;

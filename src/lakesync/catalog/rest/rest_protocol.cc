@@ -244,7 +244,7 @@ std::string_view ErrorTypeFor(ErrorKind kind, bool about_namespace) {
 
 nlohmann::json ErrorResponseJson(const Status& status, int code, bool about_namespace) {
   return Json{{"error",
-               {{"message", status.message()},
+               {{"message", EscapeInvalidUtf8(status.message())},
                 {"type", std::string(ErrorTypeFor(KindOf(status), about_namespace))},
                 {"code", code}}}};
 }
