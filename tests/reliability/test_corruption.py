@@ -382,22 +382,51 @@ def test_manifests_that_decode_but_lie(table: IcebergTable):
             table.reset()
 
 
+def data_files_with_deletes(table: IcebergTable) -> set[str]:
+    """The data files a live delete file of the table names (deletion vectors and position deletes)."""
+    named = set()
+    for path in table.files.get("delete-manifest", []):
+        with path.open("rb") as f:
+            for e in fastavro.reader(f):
+                df = e["data_file"]
+                if e["status"] == 2 or df.get("content", 0) != 1:
+                    continue
+                if df.get("referenced_data_file"):
+                    named.add(df["referenced_data_file"])
+                else:
+                    named.update(pq.read_table(O.local_path(df["file_path"]), columns=["file_path"])
+                                 .column("file_path").unique().to_pylist())
+    return named
+
+
 def test_path_that_is_not_utf8_is_reported_readably(table: IcebergTable):
     """A bit flip inside a data file's path can leave bytes that are not UTF-8 (CI met one at random).
     The error must still be clean text that names the path, with the bad byte shown as \\xNN, in the
-    text and the JSON error line alike."""
-    path = table.files["data-manifest"][0]
+    text and the JSON error line alike. The damaged path is one no delete file names, so that the scan
+    gets as far as opening it (a named one stops planning first, with a message about the delete file)."""
+    with_deletes = data_files_with_deletes(table)
     marker = "\u00ff"  # two bytes in UTF-8, C3 BF; the first becomes 0x8a, which starts no sequence
+    target = None
+    for path in table.files["data-manifest"]:
+        with path.open("rb") as f:
+            for i, e in enumerate(fastavro.reader(f)):
+                if e["status"] != 2 and e["data_file"]["file_path"] not in with_deletes:
+                    target = (path, i)
+                    break
+        if target:
+            break
+    assert target, f"every data file of the v{table.version} table has deletes: {with_deletes}"
+    path, index = target
 
-    def mark_first_path(records):
-        df = records[0]["data_file"]
+    def mark_path(records):
+        df = records[index]["data_file"]
         df["file_path"] = df["file_path"][:-12] + marker + df["file_path"][-11:]
         return records
 
     damage = Damage(path)
     try:
         # Uncompressed, so the path's bytes are in the file as they are and can be damaged in place.
-        data = rewrite_manifest(path, mark_first_path, codec="null")
+        data = rewrite_manifest(path, mark_path, codec="null")
         assert data.count(marker.encode()) == 1
         damage.replace(data.replace(marker.encode(), b"\x8a\xbf"))
         before = tree_state(table.cli.warehouse)
