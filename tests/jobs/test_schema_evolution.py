@@ -187,6 +187,40 @@ def test_incompatible_change_stops_the_job_and_a_rerun_after_fixing_resumes_exac
     assert fields == {"id": 1, "qty_int": 2, "price": 3, "qty": 4}
 
 
+def test_overwrite_changing_a_type_while_removing_old_rows(env):
+    """The overwrite that changes qty int → double also removes the rows written with int: its change
+    feed reads those files (the deletes) at the new type. The job must stop with the schema-change
+    message, not a reader error, and after the fix apply the deletes and the new rows exactly."""
+    from deltalake import DeltaTable, write_deltalake
+    src = env.root / "d"
+    delta_create(src)  # v0: ids 1-3, qty int
+    job = delta_job(env, src)
+    env.run_job(job, "--once")
+    changed = pa.schema([("id", pa.int64()), ("qty", pa.float64()), ("price", pa.float32())])
+    write_deltalake(str(src), pa.table({"id": pa.array([1, 2], pa.int64()), "qty": [0.5, 20.0],
+                                        "price": pa.array([1.5, 2.0], pa.float32())}, schema=changed),
+                    mode="overwrite", schema_mode="overwrite")  # v1: id 3 goes, ids 1 and 2 change
+    write_deltalake(str(src), pa.table({"id": pa.array([5], pa.int64()), "qty": [2.5],
+                                        "price": pa.array([5.5], pa.float32())}, schema=changed), mode="append")
+    before = json.loads(env.lakesync("table", "describe", "db.t", "--json").stdout)
+    rows_before = iceberg_rows(env)
+
+    p, _ = env.run_job(job, "--once", check=False)
+    assert p.returncode != 0
+    assert "column 'qty' changed from int to double" in p.stderr, p.stderr
+    assert "lakesync table alter db.t" in p.stderr, p.stderr
+    after = json.loads(env.lakesync("table", "describe", "db.t", "--json").stdout)
+    assert after["snapshots"] == before["snapshots"] and after["schemas"] == before["schemas"]
+    assert iceberg_rows(env) == rows_before
+
+    env.lakesync("table", "alter", "db.t", "rename-column", "qty", "qty_int")
+    p, runs = env.run_job(job, "--once")
+    assert [r["status"] for r in runs] == ["committed"], p.stdout
+    got = iceberg_rows(env)
+    assert sorted(({k: r[k] for k in ("id", "qty", "price")} for r in got), key=by_row) == delta_rows(src)
+    assert all(r["qty_int"] is None for r in got), got  # every row of the old type was removed
+
+
 def test_schema_evolution_none_keeps_the_old_refusal(env):
     from deltalake import write_deltalake
     src = env.root / "d"

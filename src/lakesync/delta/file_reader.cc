@@ -134,6 +134,8 @@ Result<std::unique_ptr<parquet_io::ParquetDataReader>> OpenTaskFile(const ReadSh
   parquet_io::ParquetReadOptions opts;
   opts.batch_size = shared.options.batch_size;
   opts.use_threads = use_threads;
+  // An overwrite can change a column's type (schema overwrite); the files it removes keep the old one.
+  opts.convert_by_value = true;
   if (row_group) opts.row_groups = std::vector<int>{*row_group};
   // Under id column mapping data files are matched by field id; change data files also carry
   // the unmapped _change_type column, so those are matched by physical name.

@@ -152,6 +152,36 @@ TEST(ParquetReader, RefusesTypeChangesThatAreNotPromotions) {
   EXPECT_NE(st.message().find("must"), std::string::npos) << st.message();
 }
 
+// Delta's overwrite can change a column's type; its change feed still reads the removed files.
+TEST(ParquetReader, ConvertsOtherTypesValueByValueOnlyWhenAsked) {
+  TempDir dir;
+  const std::string path = dir.File("old_types.parquet");
+  auto v1 = MakeSchema({Field(1, "qty", Type::Int()), Field(2, "price", Type::Double())});
+  LS_ASSERT_OK(WriteWithLakesync(path, v1, {"[1, null, -3]", "[0.5, 2.0, null]"}));
+  ParquetReadOptions convert;
+  convert.convert_by_value = true;
+  // int → double is no Iceberg promotion: refused by default, converted when asked.
+  auto as_double = MakeSchema({Field(1, "qty", Type::Double())});
+  EXPECT_EQ(KindOf(ParquetDataReader::Open(OpenIn(path), path, as_double).status()), ErrorKind::kInvalidArgument);
+  auto t = ReadAll(path, as_double, convert);
+  ASSERT_TRUE(t);
+  ExpectColumn(t, "qty", "[1.0, null, -3.0]");
+  // double → int converts the values that fit; a fraction is an error naming the column and the file.
+  auto as_int = MakeSchema({Field(2, "price", Type::Int())});
+  auto reader = ParquetDataReader::Open(OpenIn(path), path, as_int, convert);
+  LS_ASSERT_OK(reader.status());
+  auto read = (*reader)->ReadAll();
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("'price'"), std::string::npos) << read.status().message();
+  EXPECT_NE(read.status().message().find(path), std::string::npos) << read.status().message();
+  EXPECT_NE(read.status().message().find("double values read as int32"), std::string::npos)
+      << read.status().message();
+  // Types Arrow cannot convert at all stay refused (a string read as a struct).
+  auto path2 = dir.File("strings.parquet");
+  LS_ASSERT_OK(WriteWithLakesync(path2, MakeSchema({Field(1, "s", Type::String())}), {R"(["a"])"}));
+  EXPECT_FALSE(ParquetDataReader::Open(OpenIn(path2), path2, MakeSchema({Field(1, "s", Type::Struct({}))}), convert).ok());
+}
+
 TEST(ParquetReader, FilesWithoutFieldIdsUseTheNameMappingOrColumnNames) {
   TempDir dir;
   const std::string path = dir.File("noids.parquet");

@@ -120,7 +120,7 @@ class PlanBuilder {
  public:
   PlanBuilder(bool by_id, std::string location, const ParquetReadOptions& options)
       : by_id_(by_id), location_(std::move(location)), constants_(options.constants),
-        v3_promotions_(options.v3_promotions) {}
+        v3_promotions_(options.v3_promotions), convert_by_value_(options.convert_by_value) {}
 
   std::vector<int> leaves;
   std::vector<Plan::StatColumn> stats;
@@ -204,11 +204,14 @@ class PlanBuilder {
         return node;
       }
       default: {
-        if (ftype.num_fields() != 0 || !Readable(*file->type(), ttype, v3_promotions_)) return mismatch();
+        if (ftype.num_fields() != 0) return mismatch();
+        const bool readable = Readable(*file->type(), ttype, v3_promotions_);
+        if (!readable && !(convert_by_value_ && arrow::compute::CanCast(ftype, *node.target_type))) return mismatch();
         leaves.push_back(first_leaf);
-        // A date read as a timestamp has date statistics, which are not the target type's bounds.
+        // A date read as a timestamp has date statistics, which are not the target type's bounds;
+        // neither are the statistics of a column converted value by value.
         const bool promoted_date = ftype.id() == arrow::Type::DATE32 && ttype.id() != TypeId::kDate;
-        if (struct_path && !promoted_date) stats.push_back(Plan::StatColumn{target.id, first_leaf, &ttype});
+        if (struct_path && !promoted_date && readable) stats.push_back(Plan::StatColumn{target.id, first_leaf, &ttype});
         return node;
       }
     }
@@ -237,6 +240,7 @@ class PlanBuilder {
   std::string location_;
   const std::map<int32_t, iceberg::Literal>& constants_;
   bool v3_promotions_;
+  bool convert_by_value_;
 };
 
 Result<std::shared_ptr<arrow::ArrayData>> ConvertNode(const Node& node, const std::shared_ptr<arrow::ArrayData>& file,
@@ -301,7 +305,8 @@ Result<std::shared_ptr<arrow::ArrayData>> ConvertNode(const Node& node, const st
       std::shared_ptr<arrow::Array> in = arrow::MakeArray(file);
       if (in->type_id() == arrow::Type::EXTENSION) in = static_cast<const arrow::ExtensionArray&>(*in).storage();
       arrow::compute::ExecContext ctx(pool);
-      ARROW_ASSIGN_OR_RAISE(auto cast, arrow::compute::Cast(*in, node.target_type, options, &ctx));
+      LS_ASSIGN_OR_RAISE_CTX(auto cast, arrow::compute::Cast(*in, node.target_type, options, &ctx),
+                             "{} values read as {}", in->type()->ToString(), node.target_type->ToString());
       return cast->data();
     }
   }

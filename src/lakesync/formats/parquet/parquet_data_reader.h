@@ -94,6 +94,12 @@ struct ParquetReadOptions {
   // (midnight; not the zoned types, which the spec excludes). Off for v1/v2 tables, where such a
   // schema change is not allowed.
   bool v3_promotions = false;
+  // Any other difference between a primitive column's type in the file and in the read schema is
+  // converted value by value (Arrow's safe cast; a value that does not fit is an error naming the file
+  // and the column) instead of refused. For Delta, whose overwrite may change a column's type: the
+  // change feed of that version still reads the removed files, written with the old type. Off for
+  // Iceberg, where a file's type can differ from the schema's only by a promotion the spec allows.
+  bool convert_by_value = false;
   arrow::MemoryPool* pool = nullptr;
   // What the file's manifest entry says about it (ExpectManifestEntry): its row count, and the field
   // ids it has column metrics for. A file whose footer disagrees — fewer rows, or a read-schema column
