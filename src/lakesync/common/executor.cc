@@ -8,6 +8,8 @@
 #include <string>
 #include <thread>
 
+#include "lakesync/common/column_threads.h"
+
 namespace lakesync {
 namespace {
 
@@ -74,5 +76,11 @@ bool PreferSerialUnits(size_t files, size_t units_of_first_file, size_t columns)
 }
 
 bool OnPoolThread() { return arrow::internal::GetCpuThreadPool()->OwnsThisThread(); }
+
+bool ColumnThreads(bool wanted) {
+  if (!wanted) return false;
+  EnsureThreadsConfigured();
+  return ThreadCount() > 1 && !OnPoolThread();
+}
 
 }  // namespace lakesync

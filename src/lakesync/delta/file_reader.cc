@@ -14,6 +14,7 @@
 #include "lakesync/delta/file_reader_internal.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/formats/parquet/parquet_properties.h"
+#include "lakesync/formats/parquet/row_group_units.h"
 #include "lakesync/iceberg/model/literal.h"
 #include "lakesync/io/location.h"
 
@@ -111,29 +112,26 @@ struct ReadShared {
   int change_type_index = 0;
 };
 
-// One unit: a row group (or the whole file when it has at most one) of one task.
-struct ReadUnit {
+// What the units of one file share (parquet_io::RowGroupUnits): its task and partition values.
+struct PlannedTask {
   const ReadTask* task = nullptr;
-  std::shared_ptr<const std::vector<std::shared_ptr<arrow::Scalar>>> partition_scalars;
-  std::unique_ptr<parquet_io::ParquetDataReader> opened;  // the planning reader, for a single unit
-  std::optional<int> row_group;
-  bool use_threads = false;
+  std::vector<std::shared_ptr<arrow::Scalar>> partition_scalars;  // partition columns are constant per file
 };
 
 using UnitBatches = std::vector<std::shared_ptr<arrow::RecordBatch>>;
+using TaskUnits = parquet_io::RowGroupUnits<PlannedTask, parquet_io::ParquetDataReader, UnitBatches>;
 
 std::string What(const ReadTask& task) {
   return fmt::format("{} file {} (version {})", task.is_cdc ? "change data" : "data", task.location, task.version);
 }
 
 Result<std::unique_ptr<parquet_io::ParquetDataReader>> OpenTaskFile(const ReadShared& shared, const ReadTask& task,
-                                                                    std::optional<int> row_group, bool use_threads) {
+                                                                    std::optional<int> row_group) {
   Result<std::shared_ptr<arrow::io::RandomAccessFile>> file =
       task.size && *task.size >= 0 ? shared.io->OpenInput(task.location, *task.size) : shared.io->OpenInput(task.location);
   if (!file.ok()) return WithContext(file.status(), "reading " + What(task));
   parquet_io::ParquetReadOptions opts;
   opts.batch_size = shared.options.batch_size;
-  opts.use_threads = use_threads;
   // An overwrite can change a column's type (schema overwrite); the files it removes keep the old one.
   opts.convert_by_value = true;
   if (row_group) opts.row_groups = std::vector<int>{*row_group};
@@ -163,9 +161,9 @@ Result<std::vector<std::shared_ptr<arrow::Scalar>>> PartitionScalars(const ReadS
   return scalars;
 }
 
-Result<std::shared_ptr<arrow::RecordBatch>> Assemble(const ReadShared& shared, const ReadUnit& unit,
+Result<std::shared_ptr<arrow::RecordBatch>> Assemble(const ReadShared& shared, const PlannedTask& file,
                                                      const parquet_io::PositionedBatch& pb) {
-  const ReadTask& task = *unit.task;
+  const ReadTask& task = *file.task;
   const TableSchema& schema = shared.schema;
   std::shared_ptr<arrow::RecordBatch> batch = pb.batch;
   const int64_t n = batch->num_rows();
@@ -190,7 +188,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> Assemble(const ReadShared& shared, c
   for (int i : shared.selected) {
     const auto& type = schema.output->field(i)->type();
     if (schema.read_index[i] < 0) {
-      ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(*(*unit.partition_scalars)[i], rows));
+      ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(*file.partition_scalars[i], rows));
       columns.push_back(std::move(arr));
     } else {
       LS_ASSIGN_OR_RAISE_CTX(auto data, Retype(batch->column(schema.read_index[i])->data(), type), "{}", What(task));
@@ -229,21 +227,43 @@ Result<std::shared_ptr<arrow::RecordBatch>> Assemble(const ReadShared& shared, c
 }
 
 // Reads a unit's rows (on a pool thread, or inline).
-Result<UnitBatches> ReadUnitBatches(const ReadShared& shared, ReadUnit& unit) {
-  std::unique_ptr<parquet_io::ParquetDataReader> reader = std::move(unit.opened);
-  if (reader) {
-    reader->set_use_threads(unit.use_threads);
-  } else {
-    ARROW_ASSIGN_OR_RAISE(reader, OpenTaskFile(shared, *unit.task, unit.row_group, unit.use_threads));
-  }
+Result<UnitBatches> ReadUnitBatches(const ReadShared& shared, const PlannedTask& file,
+                                    parquet_io::ParquetDataReader& reader) {
   UnitBatches out;
   while (true) {
-    ARROW_ASSIGN_OR_RAISE(auto next, reader->Next());
+    ARROW_ASSIGN_OR_RAISE(auto next, reader.Next());
     if (!next) break;
-    ARROW_ASSIGN_OR_RAISE(auto batch, Assemble(shared, unit, *next));
+    ARROW_ASSIGN_OR_RAISE(auto batch, Assemble(shared, file, *next));
     if (batch && batch->num_rows() > 0) out.push_back(std::move(batch));
   }
   return out;
+}
+
+// The Delta part of the units (parquet_io::RowGroupUnits does the rest): a file is planned by opening
+// it (its footer: missing and truncated files fail here, in order) and parsing its partition values;
+// files whose kept rows are none are skipped.
+TaskUnits::Hooks TaskHooks(std::shared_ptr<const ReadShared> shared, const std::vector<ReadTask>* tasks) {
+  TaskUnits::Hooks hooks;
+  hooks.plan = [shared, tasks](size_t index) -> Result<std::optional<TaskUnits::Planned>> {
+    const ReadTask& task = (*tasks)[index];
+    if (task.keep_only && task.keep_only->IsEmpty()) return std::nullopt;
+    TaskUnits::Planned planned;
+    ARROW_ASSIGN_OR_RAISE(planned.reader, OpenTaskFile(*shared, task, std::nullopt));
+    auto file = std::make_shared<PlannedTask>();
+    file->task = &task;
+    ARROW_ASSIGN_OR_RAISE(file->partition_scalars, PartitionScalars(*shared, task));
+    planned.row_groups = planned.reader->selected_row_groups();
+    planned.file = std::move(file);
+    return std::optional<TaskUnits::Planned>(std::move(planned));
+  };
+  hooks.open_row_group = [shared](const PlannedTask& file, int row_group) {
+    return OpenTaskFile(*shared, *file.task, row_group);
+  };
+  hooks.read = [shared](const PlannedTask& file, int, parquet_io::ParquetDataReader& reader) {
+    return ReadUnitBatches(*shared, file, reader);
+  };
+  hooks.describe = [](const PlannedTask& file) { return What(*file.task); };
+  return hooks;
 }
 
 // The files of a read, in order: each is split into row groups read on the engine's executor
@@ -257,37 +277,17 @@ class TaskReader : public arrow::RecordBatchReader {
     std::shared_ptr<TaskReader> r(new TaskReader());
     r->shared_ = std::move(shared);
     r->tasks_ = std::move(tasks);
+    r->units_ = std::make_unique<TaskUnits>(r->tasks_.size(), TaskHooks(r->shared_, &r->tasks_));
     // The first file that has rows to read, planned now to choose between splitting by row group and
     // decoding one file's columns in parallel.
     size_t files = 0;
     for (const auto& t : r->tasks_) files += (t.keep_only && t.keep_only->IsEmpty()) ? 0 : 1;
     size_t first_units = 0;
     if (files == 1) {
-      r->use_threads_ = true;  // the planning reader may be read inline
-      while (r->planned_.empty() && r->next_task_ < r->tasks_.size()) ARROW_RETURN_NOT_OK(r->PlanNextTask());
-      first_units = r->planned_.size();
+      ARROW_ASSIGN_OR_RAISE(first_units, r->units_->RowGroupsOfFirstFile());
     }
-    r->use_threads_ = PreferSerialUnits(files, first_units, r->shared_->schema.read_schema->fields().size());
-    r->serial_ = r->use_threads_;
-    if (r->serial_ && first_units > 1) {
-      // Read whole, as a stream: plan again without splitting the file.
-      r->planned_.clear();
-      r->next_task_ = 0;
-    }
-    TaskReader* self = r.get();
-    r->stream_ = std::make_unique<OrderedStream<UnitBatches>>(
-        [self]() -> Result<std::optional<OrderedStream<UnitBatches>::Unit>> {
-          while (self->planned_.empty()) {
-            if (self->next_task_ >= self->tasks_.size()) return std::nullopt;
-            ARROW_RETURN_NOT_OK(self->PlanNextTask());
-          }
-          auto unit = std::make_shared<ReadUnit>(std::move(self->planned_.back()));
-          self->planned_.pop_back();
-          unit->use_threads = self->use_threads_;
-          return std::optional<OrderedStream<UnitBatches>::Unit>(
-              [shared = self->shared_, unit]() { return ReadUnitBatches(*shared, *unit); });
-        },
-        r->use_threads_ ? 1 : 0);
+    const bool serial = PreferSerialUnits(files, first_units, r->shared_->schema.read_schema->fields().size());
+    r->units_->Start(!serial, serial);
     return r;
   }
 
@@ -298,26 +298,24 @@ class TaskReader : public arrow::RecordBatchReader {
     const auto& limit = shared_->options.limit;
     while (true) {
       if (limit && emitted_ >= *limit) return Status::OK();
-      if (serial_) {
+      if (!units_->split()) {
         // One file at a time, batch by batch.
-        if (!current_) {
-          ARROW_ASSIGN_OR_RAISE(auto unit, NextSerialUnit());
-          if (!unit) return Status::OK();
-          current_ = std::move(unit);
-          current_->opened->set_use_threads(current_->use_threads);
+        if (!current_.reader) {
+          ARROW_ASSIGN_OR_RAISE(current_, units_->NextFile());
+          if (!current_.reader) return Status::OK();
         }
-        ARROW_ASSIGN_OR_RAISE(auto next, current_->opened->Next());
+        ARROW_ASSIGN_OR_RAISE(auto next, current_.reader->Next());
         if (!next) {
-          current_.reset();
+          current_ = {};
           continue;
         }
-        ARROW_ASSIGN_OR_RAISE(auto batch, Assemble(*shared_, *current_, *next));
+        ARROW_ASSIGN_OR_RAISE(auto batch, Assemble(*shared_, *current_.file, *next));
         if (!batch || batch->num_rows() == 0) continue;
         Emit(std::move(batch), out);
         return Status::OK();
       }
       if (next_batch_ >= batches_.size()) {
-        ARROW_ASSIGN_OR_RAISE(auto next, stream_->Next());
+        ARROW_ASSIGN_OR_RAISE(auto next, units_->Next());
         if (!next) return Status::OK();
         batches_ = std::move(*next);
         next_batch_ = 0;
@@ -335,59 +333,16 @@ class TaskReader : public arrow::RecordBatchReader {
     *out = std::move(batch);
   }
 
-  // Serial reads: the next file's unit, its reader opened (null after the last).
-  Result<std::unique_ptr<ReadUnit>> NextSerialUnit() {
-    while (planned_.empty()) {
-      if (next_task_ >= tasks_.size()) return nullptr;
-      ARROW_RETURN_NOT_OK(PlanNextTask());
-    }
-    auto unit = std::make_unique<ReadUnit>(std::move(planned_.back()));
-    planned_.pop_back();
-    unit->use_threads = use_threads_;
-    return unit;
-  }
-
  private:
   TaskReader() = default;
 
-  // Opens the next task's file (its footer: missing and truncated files fail here, in order) and
-  // queues its units.
-  Status PlanNextTask() {
-    const ReadTask& task = tasks_[next_task_++];
-    if (task.keep_only && task.keep_only->IsEmpty()) return Status::OK();
-    ARROW_ASSIGN_OR_RAISE(auto reader, OpenTaskFile(*shared_, task, std::nullopt, use_threads_));
-    ARROW_ASSIGN_OR_RAISE(auto scalars, PartitionScalars(*shared_, task));
-    auto shared_scalars = std::make_shared<const std::vector<std::shared_ptr<arrow::Scalar>>>(std::move(scalars));
-    const std::vector<int> groups = reader->selected_row_groups();
-    if (groups.size() <= 1 || serial_) {
-      ReadUnit unit;
-      unit.task = &task;
-      unit.partition_scalars = shared_scalars;
-      unit.opened = std::move(reader);
-      planned_.push_back(std::move(unit));
-      return Status::OK();
-    }
-    for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
-      ReadUnit unit;
-      unit.task = &task;
-      unit.partition_scalars = shared_scalars;
-      unit.row_group = *it;
-      planned_.push_back(std::move(unit));
-    }
-    return Status::OK();
-  }
-
   std::shared_ptr<const ReadShared> shared_;
   std::vector<ReadTask> tasks_;  // not resized after Make: units point into it
-  size_t next_task_ = 0;
-  bool use_threads_ = false;
-  bool serial_ = false;                 // files read whole, one at a time, as streams
-  std::unique_ptr<ReadUnit> current_;  // serial: the current file
-  std::vector<ReadUnit> planned_;  // units of the planned task not handed out yet, last first
+  TaskUnits::OpenedFile current_;  // unsplit reads: the current file
   UnitBatches batches_;
   size_t next_batch_ = 0;
   int64_t emitted_ = 0;
-  std::unique_ptr<OrderedStream<UnitBatches>> stream_;  // last: destroyed (waiting for its units) first
+  std::unique_ptr<TaskUnits> units_;  // last: destroyed (waiting for its units) first
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "lakesync/common/column_threads.h"
+
 namespace lakesync {
 namespace {
 
@@ -121,6 +123,19 @@ TEST_F(ThreadsTest, ChoosesBetweenUnitsAndColumns) {
   EXPECT_TRUE(PreferSerialUnits(1, 4, 8));   // one file, many columns: its columns, streamed
   EXPECT_FALSE(PreferSerialUnits(1, 3, 1));  // one file, one column (key resolution): its row groups
   EXPECT_TRUE(PreferSerialUnits(0, 0, 8));   // nothing to read
+}
+
+// The one rule for Arrow's use_threads: only when asked, with more than one thread, and never from a
+// pool thread (which would wait on tasks queued behind it).
+TEST_F(ThreadsTest, ColumnThreadsOnlyOffThePoolWithSeveralThreads) {
+  ASSERT_TRUE(ConfigureThreads(1).ok());
+  EXPECT_FALSE(ColumnThreads(true));
+  ASSERT_TRUE(ConfigureThreads(4).ok());
+  EXPECT_TRUE(ColumnThreads(true));
+  EXPECT_FALSE(ColumnThreads(false));
+  auto on_pool = arrow::internal::GetCpuThreadPool()->Submit([]() { return ColumnThreads(true); });
+  ASSERT_TRUE(on_pool.ok());
+  EXPECT_FALSE(on_pool->result().ValueOrDie());
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 
-#include "lakesync/common/executor.h"
+#include "lakesync/common/column_threads.h"
 #include "lakesync/formats/parquet/parquet_properties.h"
 
 #include <arrow/array.h>
@@ -347,9 +347,8 @@ Result<std::unique_ptr<ParquetDataReader>> ParquetDataReader::Open(std::shared_p
   r->location_ = std::move(location);
   r->read_schema_ = std::move(read_schema);
   r->options_ = std::move(options);
-  // A reader used by a unit of work on the pool decodes on that thread: waiting on the pool from
-  // inside it could deadlock it (common/executor.h).
-  r->options_.use_threads = r->options_.use_threads && !OnPoolThread();
+  // A reader used by a unit of work on the pool decodes on that thread (common/executor.h).
+  r->options_.use_threads = ColumnThreads(r->options_.use_threads);
   r->file_ = std::move(file);
   arrow::MemoryPool* pool = r->options_.pool ? r->options_.pool : arrow::default_memory_pool();
   r->options_.pool = pool;
@@ -466,7 +465,7 @@ std::vector<int> ParquetDataReader::RowGroupsInRange(const std::vector<RowGroupI
 }
 
 void ParquetDataReader::set_use_threads(bool use_threads) {
-  options_.use_threads = use_threads && !OnPoolThread();
+  options_.use_threads = ColumnThreads(use_threads);
   reader_->set_use_threads(options_.use_threads);
 }
 

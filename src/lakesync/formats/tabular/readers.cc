@@ -15,6 +15,7 @@
 
 #include "lakesync/common/executor.h"
 #include "lakesync/formats/parquet/parquet_properties.h"
+#include "lakesync/formats/parquet/row_group_units.h"
 #include "lakesync/formats/tabular/readers_internal.h"
 #include "lakesync/formats/tabular/tabular.h"
 
@@ -79,43 +80,55 @@ Result<std::unique_ptr<parquet::arrow::FileReader>> OpenFileReader(std::shared_p
 // read-ahead limit of RowGroupReader below.
 constexpr int64_t kReadAheadBytes = 128LL << 20;
 
-// An input Parquet file read by row group on the executor's pool: each unit decodes one row group
-// into batches (with a reader of its own over the shared footer and file, whose ReadAt is
-// thread-safe), and the batches come back in file order, so the stream is the one a single reader
-// gives while later row groups decode as the consumer works on earlier ones (for an apply: while it
-// routes and prepares the changes). At most `window` row groups are in flight.
+// What the row-group units of an input file share: the file (whose ReadAt is thread-safe), its footer
+// and the reader properties.
+struct InputFile {
+  std::string location;
+  std::shared_ptr<arrow::io::RandomAccessFile> input;
+  std::shared_ptr<parquet::FileMetaData> metadata;
+  parquet::ArrowReaderProperties props;
+};
+
+using InputUnits = parquet_io::RowGroupUnits<InputFile, parquet::arrow::FileReader, arrow::RecordBatchVector>;
+
+// An input Parquet file read by row group on the executor's pool (parquet_io::RowGroupUnits): each
+// unit decodes one row group into batches with a reader of its own over the shared footer, and the
+// batches come back in file order, so the stream is the one a single reader gives while later row
+// groups decode as the consumer works on earlier ones (for an apply: while it routes and prepares the
+// changes). At most `window` row groups are in flight.
 class RowGroupReader : public arrow::RecordBatchReader {
  public:
-  RowGroupReader(std::shared_ptr<arrow::io::RandomAccessFile> input, std::shared_ptr<parquet::FileMetaData> metadata,
-                 parquet::ArrowReaderProperties props, std::shared_ptr<arrow::Schema> schema, int window)
+  RowGroupReader(std::shared_ptr<const InputFile> file, std::shared_ptr<arrow::Schema> schema, int window)
       : schema_(std::move(schema)) {
-    const int groups = metadata->num_row_groups();
-    stream_ = std::make_unique<OrderedStream<arrow::RecordBatchVector>>(
-        [input = std::move(input), metadata = std::move(metadata), props = std::move(props), groups,
-         next = 0]() mutable -> Result<std::optional<OrderedStream<arrow::RecordBatchVector>::Unit>> {
-          if (next >= groups) return std::nullopt;
-          const int group = next++;
-          return std::optional<OrderedStream<arrow::RecordBatchVector>::Unit>(
-              [input, metadata, props, group]() -> Result<arrow::RecordBatchVector> {
-                ARROW_ASSIGN_OR_RAISE(auto reader, OpenFileReader(input, props, metadata));
-                ARROW_ASSIGN_OR_RAISE(auto batches, reader->GetRecordBatchReader({group}));
-                arrow::RecordBatchVector out;
-                while (true) {
-                  std::shared_ptr<arrow::RecordBatch> batch;
-                  ARROW_RETURN_NOT_OK(batches->ReadNext(&batch));
-                  if (!batch) return out;
-                  out.push_back(std::move(batch));
-                }
-              });
-        },
-        window);
+    InputUnits::Hooks hooks;
+    hooks.plan = [file](size_t) -> Result<std::optional<InputUnits::Planned>> {
+      InputUnits::Planned planned;
+      planned.file = file;
+      for (int g = 0; g < file->metadata->num_row_groups(); ++g) planned.row_groups.push_back(g);
+      return std::optional<InputUnits::Planned>(std::move(planned));
+    };
+    hooks.open_row_group = [](const InputFile& f, int) { return OpenFileReader(f.input, f.props, f.metadata); };
+    hooks.read = [](const InputFile&, int row_group,
+                    parquet::arrow::FileReader& reader) -> Result<arrow::RecordBatchVector> {
+      ARROW_ASSIGN_OR_RAISE(auto batches, reader.GetRecordBatchReader({row_group}));
+      arrow::RecordBatchVector out;
+      while (true) {
+        std::shared_ptr<arrow::RecordBatch> batch;
+        ARROW_RETURN_NOT_OK(batches->ReadNext(&batch));
+        if (!batch) return out;
+        out.push_back(std::move(batch));
+      }
+    };
+    hooks.describe = [](const InputFile& f) { return f.location; };
+    units_ = std::make_unique<InputUnits>(1, std::move(hooks));
+    units_->Start(/*split=*/true, /*column_threads=*/false, window);
   }
 
   std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
 
   Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
     while (pending_.empty()) {
-      ARROW_ASSIGN_OR_RAISE(auto group, stream_->Next());
+      ARROW_ASSIGN_OR_RAISE(auto group, units_->Next());
       if (!group) {
         *out = nullptr;
         return Status::OK();
@@ -129,12 +142,12 @@ class RowGroupReader : public arrow::RecordBatchReader {
 
  private:
   std::shared_ptr<arrow::Schema> schema_;
-  std::unique_ptr<OrderedStream<arrow::RecordBatchVector>> stream_;
   std::deque<std::shared_ptr<arrow::RecordBatch>> pending_;
+  std::unique_ptr<InputUnits> units_;  // last: destroyed (waiting for its units) first
 };
 
 Result<std::shared_ptr<arrow::RecordBatchReader>> OpenParquet(std::shared_ptr<arrow::io::RandomAccessFile> input,
-                                                              const ReadOptions& options) {
+                                                              const std::string& location, const ReadOptions& options) {
   parquet::ArrowReaderProperties props;
   props.set_batch_size(options.batch_rows);
   ARROW_ASSIGN_OR_RAISE(auto reader, OpenFileReader(input, props));
@@ -142,18 +155,11 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenParquet(std::shared_ptr<ar
   // file alone (not the thread count: one thread runs the same units in turn), so the batches are
   // the same for every thread count.
   const auto metadata = reader->parquet_reader()->metadata();
-  int64_t largest = 1;
-  for (int g = 0; g < metadata->num_row_groups(); ++g) {
-    largest = std::max(largest, metadata->RowGroup(g)->total_byte_size());
-  }
-  const int64_t fit = kReadAheadBytes / largest;  // row groups that fit the read-ahead limit
-  if (metadata->num_row_groups() > 1 && fit >= 2) {
-    EnsureThreadsConfigured();
-    const int window =
-        static_cast<int>(std::min<int64_t>(OrderedStream<arrow::RecordBatchVector>::DefaultWindow(), fit));
+  if (const int window = parquet_io::ReadAheadWindow(*metadata, kReadAheadBytes); window > 0) {
     std::shared_ptr<arrow::Schema> schema;
     ARROW_RETURN_NOT_OK(reader->GetSchema(&schema));
-    return std::make_shared<RowGroupReader>(std::move(input), metadata, props, std::move(schema), window);
+    auto file = std::make_shared<InputFile>(InputFile{location, std::move(input), metadata, props});
+    return std::make_shared<RowGroupReader>(std::move(file), std::move(schema), window);
   }
   ARROW_ASSIGN_OR_RAISE(auto batches, reader->GetRecordBatchReader());
   // The RecordBatchReader keeps what it needs of the FileReader alive only while it lives, so hold both.
@@ -194,7 +200,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenReader(const io::FileIO& i
   const auto& target = options.target_schema;
   switch (format) {
     case Format::kParquet: {
-      LS_ASSIGN_OR_RAISE_CTX(auto inner, OpenParquet(input, options), "reading {}", location);
+      LS_ASSIGN_OR_RAISE_CTX(auto inner, OpenParquet(input, location, options), "reading {}", location);
       if (!target) return inner;
       return std::make_shared<ConformingReader>(std::move(inner), target, location);
     }

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "lakesync/common/executor.h"
+#include "lakesync/common/column_threads.h"
 #include "lakesync/formats/tabular/json_values_internal.h"
 #include "lakesync/formats/tabular/tabular.h"
 
@@ -172,8 +172,7 @@ class ParquetRecordWriter : public RecordWriter {
     // waiting on tasks queued behind it could deadlock the pool (common/executor.h).
     parquet::ArrowWriterProperties::Builder arrow_builder;
     arrow_builder.store_schema();
-    EnsureThreadsConfigured();
-    if (ThreadCount() > 1 && !OnPoolThread()) arrow_builder.set_use_threads(true);
+    arrow_builder.set_use_threads(ColumnThreads(true));
     auto arrow_props = arrow_builder.build();
     ARROW_ASSIGN_OR_RAISE(auto writer, parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), out,
                                                                         props, arrow_props));

@@ -15,7 +15,7 @@
 #include <limits>
 #include <set>
 
-#include "lakesync/common/executor.h"
+#include "lakesync/common/column_threads.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/iceberg/expr/row_filter.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
@@ -290,13 +290,13 @@ Result<std::unique_ptr<DataFileReader>> DataFileReader::Open(std::shared_ptr<con
   r->states_ = options.delete_states;
   r->context_ = std::move(context);
   // A unit of work on the pool copies columns on its own thread (see ParquetDataReader::Open).
-  options.use_threads = options.use_threads && !OnPoolThread();
+  options.use_threads = ColumnThreads(options.use_threads);
   r->options_ = std::move(options);
   return r;
 }
 
 void DataFileReader::set_use_threads(bool use_threads) {
-  options_.use_threads = use_threads && !OnPoolThread();  // see ParquetDataReader::Open
+  options_.use_threads = ColumnThreads(use_threads);
   reader_->set_use_threads(options_.use_threads);
 }
 

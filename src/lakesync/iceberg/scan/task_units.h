@@ -21,120 +21,100 @@
 #include <vector>
 
 #include "lakesync/common/executor.h"
+#include "lakesync/formats/parquet/row_group_units.h"
 #include "lakesync/iceberg/scan/data_file_reader.h"
 
 namespace lakesync::iceberg {
 
-// One unit: a row group (or the whole file, when it has at most one) of one task, ready to open.
-struct TaskUnit {
+// What the units of one task share: its index and the read options with its deletes.
+struct TaskFile {
   size_t task_index = 0;
-  int row_group = -1;                         // -1: every row group of the file
-  std::unique_ptr<DataFileReader> opened;     // set when planning already opened the right reader
-  DataFileReadOptions options;                // with the task's deletes and the unit's row group
+  DataFileReadOptions options;
 };
 
-// Makes the units of `tasks` in order. Errors carry the file's path.
-class TaskUnitPlanner {
- public:
-  TaskUnitPlanner(std::shared_ptr<const ScanContext> context, std::shared_ptr<const std::vector<FileScanTask>> tasks,
-                  DataFileReadOptions options)
-      : context_(std::move(context)), tasks_(std::move(tasks)), options_(std::move(options)) {}
+// The task-specific part of the units of `tasks` (parquet_io::RowGroupUnits does the rest): a task is
+// planned by loading its deletes and opening its file (errors carry the file's path), and a row group
+// is opened with the task's deletes.
+template <typename T>
+typename parquet_io::RowGroupUnits<TaskFile, DataFileReader, T>::Hooks TaskUnitHooks(
+    std::shared_ptr<const ScanContext> context, std::shared_ptr<const std::vector<FileScanTask>> tasks,
+    DataFileReadOptions options, std::function<Result<T>(size_t task_index, DataFileReader& reader)> fn);
 
-  // The next unit, nullopt after the last.
-  Result<std::optional<TaskUnit>> Next();
-  // The rows groups of the next task (planning it if needed); 0 when there are no more tasks.
-  Result<size_t> PeekUnitsOfNextTask();
-
-  // Opens the unit's reader (on the worker's thread).
-  Result<std::unique_ptr<DataFileReader>> Open(TaskUnit& unit) const;
-
-  const std::vector<FileScanTask>& tasks() const { return *tasks_; }
-  const ScanContext& context() const { return *context_; }
-  void set_use_threads(bool use_threads) { options_.use_threads = use_threads; }
-  // Whether tasks are split into one unit per row group (default) or read whole, in one unit.
-  void set_split_row_groups(bool split) { split_ = split; }
-  // Plans again from the first task (after a change of the settings above).
-  void Reset() {
-    next_task_ = 0;
-    planned_.clear();
-  }
-
- private:
-  Status PlanNextTask();
-
-  std::shared_ptr<const ScanContext> context_;
-  std::shared_ptr<const std::vector<FileScanTask>> tasks_;
-  DataFileReadOptions options_;
-  size_t next_task_ = 0;
-  bool split_ = true;
-  std::vector<TaskUnit> planned_;  // units of the planned task not handed out yet, in reverse order
-};
+// Plans task `index` (see TaskUnitHooks).
+Result<std::optional<parquet_io::PlannedFile<TaskFile, DataFileReader>>> PlanTask(const std::shared_ptr<const ScanContext>& context,
+                                                        const std::vector<FileScanTask>& tasks,
+                                                        const DataFileReadOptions& options, size_t index);
+// Opens one row group of a planned task.
+Result<std::unique_ptr<DataFileReader>> OpenTaskRowGroup(const std::shared_ptr<const ScanContext>& context,
+                                                         const std::vector<FileScanTask>& tasks, const TaskFile& file,
+                                                         int row_group);
 
 // Reads `tasks` through `fn` (called on a pool thread with each unit's reader, which it drains as it
 // likes) and returns fn's results in order. `options.use_threads` asks for a file's columns to be
 // decoded in parallel: it is kept only where units run one at a time (one thread, a single task with
-// few row groups and many columns, or a caller that is itself a pool thread); otherwise the units are the parallelism
-// (a unit that waited on the pool from inside it could deadlock it).
+// few row groups and many columns, or a caller that is itself a pool thread: PreferSerialUnits);
+// otherwise the units are the parallelism.
 template <typename T>
 class TaskUnitStream {
  public:
   using UnitFn = std::function<Result<T>(size_t task_index, DataFileReader& reader)>;
+  using Units = parquet_io::RowGroupUnits<TaskFile, DataFileReader, T>;
 
   static Result<std::unique_ptr<TaskUnitStream>> Make(std::shared_ptr<const ScanContext> context,
                                                       std::shared_ptr<const std::vector<FileScanTask>> tasks,
                                                       DataFileReadOptions options, UnitFn fn, int window = 0) {
     std::unique_ptr<TaskUnitStream> s(new TaskUnitStream());
-    s->fn_ = std::move(fn);
     const bool column_threads = options.use_threads;
     const size_t columns = options.columns.empty() ? context->schema->fields().size() : options.columns.size();
-    s->planner_ = std::make_unique<TaskUnitPlanner>(std::move(context), tasks, std::move(options));
+    const size_t files = tasks->size();
+    options.use_threads = false;  // the units apply column_threads once the choice below is made
+    s->units_ = std::make_unique<Units>(
+        files, TaskUnitHooks<T>(std::move(context), std::move(tasks), std::move(options), std::move(fn)));
     size_t first_units = 0;
-    if (tasks->size() == 1) {
-      ARROW_ASSIGN_OR_RAISE(first_units, s->planner_->PeekUnitsOfNextTask());
+    if (files == 1) {
+      ARROW_ASSIGN_OR_RAISE(first_units, s->units_->RowGroupsOfFirstFile());
     }
-    const bool serial = PreferSerialUnits(tasks->size(), first_units, columns);
-    s->serial_ = serial;
-    s->planner_->set_use_threads(serial && column_threads);
-    if (serial) {
-      // One at a time: each file is read whole, as a stream (no row group is held in memory, and the
-      // columns are decoded in parallel where asked for).
-      s->planner_->set_split_row_groups(false);
-      if (first_units > 1) s->planner_->Reset();
-    }
-    TaskUnitStream* self = s.get();
-    s->stream_ = std::make_unique<OrderedStream<T>>(
-        [self]() -> Result<std::optional<typename OrderedStream<T>::Unit>> {
-          ARROW_ASSIGN_OR_RAISE(auto unit, self->planner_->Next());
-          if (!unit) return std::nullopt;
-          auto shared = std::make_shared<TaskUnit>(std::move(*unit));
-          return std::optional<typename OrderedStream<T>::Unit>([self, shared]() -> Result<T> {
-            ARROW_ASSIGN_OR_RAISE(auto reader, self->planner_->Open(*shared));
-            return self->fn_(shared->task_index, *reader);
-          });
-        },
-        serial ? 1 : window);
+    // Serial: one file at a time, read whole as a stream (no row group is held in memory, and the
+    // columns are decoded in parallel where asked for).
+    const bool serial = PreferSerialUnits(files, first_units, columns);
+    s->units_->Start(!serial, serial && column_threads, window);
     return s;
   }
 
   // fn's result for the next unit, nullopt after the last.
-  Result<std::optional<T>> Next() { return stream_->Next(); }
+  Result<std::optional<T>> Next() { return units_->Next(); }
 
   // Whether the units run one at a time, on the caller's thread, one unit per file. A caller that
   // streams (a scan) then reads each file's batches as they come with NextReader() instead of Next().
-  bool serial() const { return serial_; }
+  bool serial() const { return !units_->split(); }
   // The next file's reader (serial streams only), null after the last.
   Result<std::unique_ptr<DataFileReader>> NextReader() {
-    ARROW_ASSIGN_OR_RAISE(auto unit, planner_->Next());
-    if (!unit) return nullptr;
-    return planner_->Open(*unit);
+    ARROW_ASSIGN_OR_RAISE(auto next, units_->NextFile());
+    return std::move(next.reader);
   }
 
  private:
   TaskUnitStream() = default;
-  bool serial_ = true;
-  UnitFn fn_;
-  std::unique_ptr<TaskUnitPlanner> planner_;
-  std::unique_ptr<OrderedStream<T>> stream_;  // declared last: destroyed (waiting for its units) first
+  std::unique_ptr<Units> units_;
 };
+
+template <typename T>
+typename parquet_io::RowGroupUnits<TaskFile, DataFileReader, T>::Hooks TaskUnitHooks(
+    std::shared_ptr<const ScanContext> context, std::shared_ptr<const std::vector<FileScanTask>> tasks,
+    DataFileReadOptions options, std::function<Result<T>(size_t task_index, DataFileReader& reader)> fn) {
+  using Units = parquet_io::RowGroupUnits<TaskFile, DataFileReader, T>;
+  typename Units::Hooks hooks;
+  hooks.plan = [context, tasks, options](size_t index) { return PlanTask(context, *tasks, options, index); };
+  hooks.open_row_group = [context, tasks](const TaskFile& file, int row_group) {
+    return OpenTaskRowGroup(context, *tasks, file, row_group);
+  };
+  hooks.read = [fn = std::move(fn)](const TaskFile& file, int, DataFileReader& reader) {
+    return fn(file.task_index, reader);
+  };
+  hooks.describe = [tasks](const TaskFile& file) {
+    return "data file " + (*tasks)[file.task_index].file->file_path;
+  };
+  return hooks;
+}
 
 }  // namespace lakesync::iceberg
