@@ -147,5 +147,21 @@ TEST(ChangeNettingTest, UpdatePairsFirstWithFirstAndCarryOverWins) {
   EXPECT_EQ(unkeyed, (std::vector<uint8_t>{kCarriedOver, kEmitInsert, kEmitDelete, kCarriedOver}));
 }
 
+TEST(ChangeNettingTest, KeysChangedTwice) {
+  // Per key, two changes: D(a) I(b) and I(c) D(d) pair (whichever side comes first), D(e) D(f) do
+  // not, D(g) I(g) are carried over.
+  const Hash128 k1{11, 1}, k2{22, 2}, k3{33, 3}, k4{44, 4};
+  const Hash128 a{1, 1}, b{2, 2}, c{3, 3}, d{4, 4}, e{5, 5}, f{6, 6}, g{7, 7};
+  Input in{{a, c, e, g, b, d, f, g},
+           {k1, k2, k3, k4, k1, k2, k3, k4},
+           {kDelete, kInsert, kDelete, kDelete, kInsert, kDelete, kDelete, kInsert}};
+  bool any = false;
+  const auto got = Decide(in, true, 3, &any);
+  EXPECT_TRUE(any);
+  EXPECT_EQ(got, (std::vector<uint8_t>{kEmitUpdateBefore, kEmitUpdateAfter, kEmitDelete, kCarriedOver,
+                                       kEmitUpdateAfter, kEmitUpdateBefore, kEmitDelete, kCarriedOver}));
+  EXPECT_EQ(got, Reference(in, true));
+}
+
 }  // namespace
 }  // namespace lakesync::changelog

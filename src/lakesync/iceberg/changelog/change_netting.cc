@@ -52,6 +52,17 @@ bool DecidePartition(const Row* begin, const Row* end, bool keyed, uint8_t* deci
       g = group_end;
       continue;
     }
+    if (keyed && group_end - g == 2 && g[0].side != g[1].side && !(g[0].row == g[1].row)) {
+      // The next most common case, an update: one delete and one insert of a key, different rows.
+      // They do not cancel and pair with each other (what the general rule below decides, without
+      // its counting and PairFirst's scratch list, which cost 1.6% of the changelog in perf).
+      for (const Row* r = g; r < group_end; ++r) {
+        decisions[r->ordinal] = r->side == kDelete ? kEmitUpdateBefore : kEmitUpdateAfter;
+      }
+      any = true;
+      g = group_end;
+      continue;
+    }
     // Identical rows: within (group, row) the rows are in the snapshot's order.
     int64_t left_deletes = 0, left_inserts = 0;
     for (const Row* r = g; r < group_end;) {
