@@ -2,6 +2,7 @@
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
+#include <arrow/type_traits.h>
 
 #include <fmt/format.h>
 
@@ -148,10 +149,47 @@ Result<CollapseLayout> ResolveLayout(const std::shared_ptr<arrow::Schema>& input
   prepared_fields.push_back(arrow::field(kSequenceField, arrow::int64(), false));
   prepared_fields.push_back(arrow::field(kRankField, arrow::int8(), false));
   layout.prepared_schema = arrow::schema(prepared_fields);
+  // Delete images: keys, the listed columns and nested columns (a null struct would break its
+  // required children) keep their values.
+  std::set<int> image_positions(layout.key_output_positions.begin(), layout.key_output_positions.end());
+  for (size_t p = 0; p < output_fields.size(); ++p) {
+    if (!options.delete_image_columns || arrow::is_nested(output_fields[p]->type()->id())) {
+      image_positions.insert(static_cast<int>(p));
+    }
+  }
+  if (options.delete_image_columns) {
+    for (const auto& name : *options.delete_image_columns) {
+      const int p = layout.output_schema->GetFieldIndex(name);
+      if (p < 0) return InvalidArgument("delete image column '{}' is not one of the output columns", name);
+      image_positions.insert(p);
+    }
+  }
+  layout.image_output_positions.assign(image_positions.begin(), image_positions.end());
+  layout.image_position_of_output.assign(output_fields.size(), -1);
+  arrow::FieldVector narrow_fields;
+  for (int p : layout.image_output_positions) {
+    layout.image_position_of_output[static_cast<size_t>(p)] = static_cast<int>(narrow_fields.size());
+    narrow_fields.push_back(output_fields[static_cast<size_t>(p)]);
+  }
+  for (int p : layout.key_output_positions) {
+    layout.narrow_key_positions.push_back(layout.image_position_of_output[static_cast<size_t>(p)]);
+  }
+  narrow_fields.push_back(prepared_fields[prepared_fields.size() - 2]);
+  narrow_fields.push_back(prepared_fields.back());
+  layout.narrow_schema = arrow::schema(narrow_fields);
   auto dead_fields = schema.fields();
   dead_fields.push_back(arrow::field(kErrorField, arrow::utf8(), false));
   layout.dead_letter_schema = arrow::schema(dead_fields);
   return layout;
+}
+
+std::shared_ptr<arrow::RecordBatch> ImageView(const std::shared_ptr<arrow::RecordBatch>& prepared,
+                                              const CollapseLayout& layout) {
+  arrow::ArrayVector columns;
+  for (int p : layout.image_output_positions) columns.push_back(prepared->column(p));
+  columns.push_back(prepared->column(layout.sequence_position()));
+  columns.push_back(prepared->column(layout.rank_position()));
+  return arrow::RecordBatch::Make(layout.narrow_schema, prepared->num_rows(), std::move(columns));
 }
 
 ChangePreparer::ChangePreparer(CollapseLayout layout, const CollapseOptions& options)

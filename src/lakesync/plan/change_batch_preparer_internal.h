@@ -29,14 +29,29 @@ struct CollapseLayout {
   std::shared_ptr<arrow::Schema> output_schema;       // dictionary columns decoded
   std::shared_ptr<arrow::Schema> prepared_schema;     // output columns + sequence + rank
   std::shared_ptr<arrow::Schema> dead_letter_schema;  // input columns + "_error"
+  // Delete images (CollapseOptions::delete_image_columns): the output columns they keep, ascending
+  // (every output column without that option), and the position of each output column among them
+  // (-1: dropped, null in delete images). UPDATE_BEFORE and DELETE rows narrowed to those columns have
+  // `narrow_schema`: the kept columns, then sequence and rank; the keys sit at `narrow_key_positions`.
+  std::vector<int> image_output_positions;
+  std::vector<int> image_position_of_output;
+  std::shared_ptr<arrow::Schema> narrow_schema;
+  std::vector<int> narrow_key_positions;
 
   int sequence_position() const { return static_cast<int>(output_input_indices.size()); }
   int rank_position() const { return sequence_position() + 1; }
+  // Whether delete images drop columns, i.e. whether narrowing saves memory.
+  bool narrows() const { return image_output_positions.size() < output_input_indices.size(); }
 };
 
 // Errors: InvalidArgument naming the offending column or option.
 Result<CollapseLayout> ResolveLayout(const std::shared_ptr<arrow::Schema>& input_schema,
                                      const CollapseOptions& options);
+
+// The columns of prepared rows (`layout.prepared_schema`) that delete images keep, with sequence and
+// rank: the rows as `layout.narrow_schema`, zero-copy.
+std::shared_ptr<arrow::RecordBatch> ImageView(const std::shared_ptr<arrow::RecordBatch>& prepared,
+                                              const CollapseLayout& layout);
 
 struct PreparedBatch {
   std::shared_ptr<arrow::RecordBatch> rows;  // prepared_schema; never null, maybe empty

@@ -1,12 +1,16 @@
 #include "lakesync/plan/change_collapser.h"
 
 #include <arrow/api.h>
+#include <arrow/compute/api.h>
 #include <arrow/compute/initialize.h>
 #include <arrow/util/byte_size.h>
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
+#include <optional>
 
+#include "lakesync/common/executor.h"
 #include "lakesync/plan/change_batch_preparer_internal.h"
 #include "lakesync/plan/collapse_kernel_internal.h"
 #include "lakesync/plan/key_shards.h"
@@ -34,6 +38,21 @@ Status EnsureComputeKernels() {
 
 }  // namespace
 
+namespace internal {
+
+// One spilled bucket of changes: its full rows and its narrow rows (layout.narrow_schema), each in a
+// file of its own (either may be absent), partitioned alike (same seed, same bucket number).
+struct PendingBucket {
+  std::optional<SpillBucket> full, narrow;
+  int depth = 0;
+  int32_t index = 0;
+
+  int64_t bytes() const { return (full ? full->bytes : 0) + (narrow ? narrow->bytes : 0); }
+  int64_t rows() const { return (full ? full->rows : 0) + (narrow ? narrow->rows : 0); }
+};
+
+}  // namespace internal
+
 // One key shard: an in-memory slice of the changes, or a list of spilled buckets (re-split when one is
 // above the shard's memory, collapsed one at a time).
 class CollapseShard::Impl {
@@ -52,12 +71,17 @@ class CollapseShard::Impl {
   int32_t index_;
   int32_t count_;
   CollapseStats stats_;
-  std::shared_ptr<arrow::RecordBatch> in_memory_;  // null once collapsed, or when spilled
-  std::vector<internal::SpillBucket> pending_;     // processed from the back
+  // In memory: its full rows and its narrow rows in input order, in pieces that NextPart concatenates
+  // (on the shard's thread, not the one that split the changes).
+  bool has_in_memory_ = false;  // false once collapsed, or when spilled
+  arrow::RecordBatchVector in_memory_;
+  arrow::RecordBatchVector in_memory_narrow_;
+  std::vector<internal::PendingBucket> pending_;          // processed from the back
 
  private:
-  Result<std::optional<CollapsedPart>> Emit(const std::shared_ptr<arrow::RecordBatch>& prepared);
-  Status Resplit(const internal::SpillBucket& bucket);
+  Result<std::optional<CollapsedPart>> Emit(const std::shared_ptr<arrow::RecordBatch>& full,
+                                            const std::shared_ptr<arrow::RecordBatch>& narrow);
+  Status Resplit(const internal::PendingBucket& bucket);
 
   const internal::CollapseLayout* layout_;
   const CollapseOptions* options_;
@@ -72,6 +96,51 @@ void RemoveFile(const std::string& path) {
   std::filesystem::remove(path, ec);  // the directory removal retries; a leftover is not an error
 }
 
+// Pairs the full and narrow buckets of one partitioning by bucket number (BucketWriter::Close returns
+// them in bucket order).
+std::vector<internal::PendingBucket> PairBuckets(std::vector<internal::SpillBucket> full,
+                                                 std::vector<internal::SpillBucket> narrow, int depth) {
+  std::vector<internal::PendingBucket> out;
+  size_t f = 0, m = 0;
+  while (f < full.size() || m < narrow.size()) {
+    const int32_t index = std::min(f < full.size() ? full[f].index : INT32_MAX,
+                                   m < narrow.size() ? narrow[m].index : INT32_MAX);
+    internal::PendingBucket b;
+    b.depth = depth;
+    b.index = index;
+    if (f < full.size() && full[f].index == index) b.full = std::move(full[f++]);
+    if (m < narrow.size() && narrow[m].index == index) b.narrow = std::move(narrow[m++]);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+struct NarrowedBatch {
+  std::shared_ptr<arrow::RecordBatch> full;    // the batch without its narrow rows
+  std::shared_ptr<arrow::RecordBatch> narrow;  // its UPDATE_BEFORE and DELETE rows, narrowed; null if none
+};
+
+// Splits one prepared batch into its full rows and its UPDATE_BEFORE and DELETE rows narrowed to
+// layout.narrow_schema, each part in input order.
+Result<NarrowedBatch> NarrowBatch(const std::shared_ptr<arrow::RecordBatch>& batch,
+                                  const internal::CollapseLayout& l) {
+  namespace cp = arrow::compute;
+  const int8_t* ranks = std::static_pointer_cast<arrow::Int8Array>(batch->column(l.rank_position()))->raw_values();
+  std::vector<int64_t> full_rows, narrow_rows;
+  for (int64_t i = 0; i < batch->num_rows(); ++i) (ranks[i] <= 1 ? narrow_rows : full_rows).push_back(i);
+  if (narrow_rows.empty()) return NarrowedBatch{batch, nullptr};
+  auto index_array = [](std::vector<int64_t> rows) {
+    const auto n = static_cast<int64_t>(rows.size());
+    return std::make_shared<arrow::Int64Array>(n, arrow::Buffer::FromVector(std::move(rows)));
+  };
+  NarrowedBatch out;
+  ARROW_ASSIGN_OR_RAISE(auto narrow, cp::Take(internal::ImageView(batch, l), index_array(std::move(narrow_rows))));
+  out.narrow = narrow.record_batch();
+  ARROW_ASSIGN_OR_RAISE(auto full, cp::Take(batch, index_array(std::move(full_rows))));
+  out.full = full.record_batch();
+  return out;
+}
+
 // The number of key shards for `bytes` of buffered changes (change_collapser.h, "Key shards"): a
 // function of the input and the memory limit only, so the output does not depend on the threads.
 int32_t ShardCount(int64_t bytes, int64_t memory_limit_bytes) {
@@ -83,56 +152,84 @@ int32_t ShardCount(int64_t bytes, int64_t memory_limit_bytes) {
 
 }  // namespace
 
-Status CollapseShard::Impl::Resplit(const internal::SpillBucket& bucket) {
+Status CollapseShard::Impl::Resplit(const internal::PendingBucket& bucket) {
   const int wanted = static_cast<int>(std::min<int64_t>(
-      kMaxBuckets, std::max<int64_t>(2, 2 * bucket.bytes / std::max<int64_t>(1, memory_limit_bytes_) + 1)));
-  internal::BucketWriter writer(spill_directory_, layout_->prepared_schema, layout_->key_output_positions, wanted,
-                                internal::SpillSeed(bucket.depth + 1), bucket.depth + 1);
-  ARROW_RETURN_NOT_OK(internal::ForEachSpilledBatch(
-      bucket, layout_->prepared_schema,
-      [&](std::shared_ptr<arrow::RecordBatch> batch) { return writer.Write(batch); }));
-  ARROW_ASSIGN_OR_RAISE(auto buckets, writer.Close());
-  stats_.spilled_bytes += writer.bytes_written();
-  RemoveFile(bucket.path);
+      kMaxBuckets, std::max<int64_t>(2, 2 * bucket.bytes() / std::max<int64_t>(1, memory_limit_bytes_) + 1)));
+  // The full and the narrow rows split alike, so that a key's rows of both kinds stay in one bucket.
+  auto split = [&](const std::optional<internal::SpillBucket>& file, const std::shared_ptr<arrow::Schema>& schema,
+                   const std::vector<int>& key_positions) -> Result<std::vector<internal::SpillBucket>> {
+    if (!file) return std::vector<internal::SpillBucket>{};
+    internal::BucketWriter writer(spill_directory_, schema, key_positions, wanted,
+                                  internal::SpillSeed(bucket.depth + 1), bucket.depth + 1);
+    ARROW_RETURN_NOT_OK(internal::ForEachSpilledBatch(
+        *file, schema, [&](std::shared_ptr<arrow::RecordBatch> batch) { return writer.Write(batch); }));
+    ARROW_ASSIGN_OR_RAISE(auto buckets, writer.Close());
+    stats_.spilled_bytes += writer.bytes_written();
+    RemoveFile(file->path);
+    return buckets;
+  };
+  ARROW_ASSIGN_OR_RAISE(auto full, split(bucket.full, layout_->prepared_schema, layout_->key_output_positions));
+  ARROW_ASSIGN_OR_RAISE(auto narrow, split(bucket.narrow, layout_->narrow_schema, layout_->narrow_key_positions));
+  auto children = PairBuckets(std::move(full), std::move(narrow), bucket.depth + 1);
   // Processed from the back: the children go in reverse so that they are collapsed in bucket order.
-  for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {
+  for (auto it = children.rbegin(); it != children.rend(); ++it) {
     // A split that moved every row into one bucket cannot get smaller (one dominant key): collapse it.
-    if (it->rows == bucket.rows) it->depth = kMaxDepth;
+    if (it->rows() == bucket.rows()) it->depth = kMaxDepth;
     pending_.push_back(std::move(*it));
   }
   return Status::OK();
 }
 
-Result<std::optional<CollapsedPart>> CollapseShard::Impl::Emit(const std::shared_ptr<arrow::RecordBatch>& prepared) {
-  ARROW_ASSIGN_OR_RAISE(auto result, internal::CollapseInMemory(prepared, layout_->key_output_positions,
-                                                                layout_->output_schema, options_->upsert));
+Result<std::optional<CollapsedPart>> CollapseShard::Impl::Emit(const std::shared_ptr<arrow::RecordBatch>& full,
+                                                               const std::shared_ptr<arrow::RecordBatch>& narrow) {
+  ARROW_ASSIGN_OR_RAISE(auto result, internal::CollapseInMemory(full, narrow, *layout_, options_->upsert));
+  const int64_t changes = full->num_rows() + (narrow ? narrow->num_rows() : 0);
   const int64_t written = result.part.rows->num_rows();
   stats_.keys += result.keys;
   stats_.rows_to_write += written;
   stats_.keys_to_delete += result.part.deletes->num_rows();
-  stats_.collapsed_away += prepared->num_rows() - written;
+  stats_.collapsed_away += changes - written;
   if (written == 0 && result.part.deletes->num_rows() == 0) return std::optional<CollapsedPart>();
   return std::optional<CollapsedPart>(std::move(result.part));
 }
 
 Result<std::optional<CollapsedPart>> CollapseShard::Impl::NextPart() {
-  if (in_memory_) {
-    auto batch = std::move(in_memory_);
-    in_memory_.reset();
-    LS_ASSIGN_OR_RAISE_CTX(auto part, Emit(batch), "collapsing changes of {}", options_->source_name);
+  if (has_in_memory_) {
+    has_in_memory_ = false;
+    auto concatenate = [](arrow::RecordBatchVector pieces,
+                          const std::shared_ptr<arrow::Schema>& schema) -> Result<std::shared_ptr<arrow::RecordBatch>> {
+      if (pieces.empty()) return arrow::RecordBatch::MakeEmpty(schema);
+      if (pieces.size() == 1) return pieces.front();
+      return arrow::ConcatenateRecordBatches(pieces);
+    };
+    LS_ASSIGN_OR_RAISE_CTX(auto full, concatenate(std::move(in_memory_), layout_->prepared_schema),
+                           "collapsing changes of {}", options_->source_name);
+    LS_ASSIGN_OR_RAISE_CTX(auto narrow, concatenate(std::move(in_memory_narrow_), layout_->narrow_schema),
+                           "collapsing changes of {}", options_->source_name);
+    in_memory_.clear();
+    in_memory_narrow_.clear();
+    LS_ASSIGN_OR_RAISE_CTX(auto part, Emit(full, narrow), "collapsing changes of {}", options_->source_name);
     if (part) return part;
   }
   while (!pending_.empty()) {
-    internal::SpillBucket bucket = std::move(pending_.back());
+    internal::PendingBucket bucket = std::move(pending_.back());
     pending_.pop_back();
-    if (bucket.bytes > memory_limit_bytes_ && bucket.depth < kMaxDepth && bucket.rows > 1) {
+    if (bucket.bytes() > memory_limit_bytes_ && bucket.depth < kMaxDepth && bucket.rows() > 1) {
       LS_RETURN_NOT_OK_CTX(Resplit(bucket), "re-splitting spilled changes of {}", options_->source_name);
       continue;
     }
-    LS_ASSIGN_OR_RAISE_CTX(auto batch, internal::ReadBucket(bucket, layout_->prepared_schema),
+    auto read = [&](const std::optional<internal::SpillBucket>& file,
+                    const std::shared_ptr<arrow::Schema>& schema) -> Result<std::shared_ptr<arrow::RecordBatch>> {
+      if (!file) return arrow::RecordBatch::MakeEmpty(schema);
+      ARROW_ASSIGN_OR_RAISE(auto batch, internal::ReadBucket(*file, schema));
+      RemoveFile(file->path);
+      return batch;
+    };
+    LS_ASSIGN_OR_RAISE_CTX(auto full, read(bucket.full, layout_->prepared_schema), "collapsing spilled changes of {}",
+                           options_->source_name);
+    LS_ASSIGN_OR_RAISE_CTX(auto narrow, read(bucket.narrow, layout_->narrow_schema),
                            "collapsing spilled changes of {}", options_->source_name);
-    RemoveFile(bucket.path);
-    LS_ASSIGN_OR_RAISE_CTX(auto part, Emit(batch), "collapsing spilled changes of {}", options_->source_name);
+    LS_ASSIGN_OR_RAISE_CTX(auto part, Emit(full, narrow), "collapsing spilled changes of {}", options_->source_name);
     if (part) return part;
   }
   return std::optional<CollapsedPart>();
@@ -162,16 +259,23 @@ class ChangeCollapser::Impl {
   arrow::RecordBatchVector dead_letters_;
 
  private:
+  Status Narrow();
   Status Spill();
 
   CollapseOptions options_;
   internal::ChangePreparer preparer_;
   int64_t rows_seen_ = 0;
   bool adding_ = true;
+  // Buffered changes in input order: full rows (prepared_schema), of which those from `narrowed_up_to_`
+  // on still hold their UPDATE_BEFORE and DELETE rows, and the narrow rows taken out of the others.
   arrow::RecordBatchVector buffered_;
+  arrow::RecordBatchVector buffered_narrow_;
+  size_t narrowed_up_to_ = 0;
+  bool narrowing_ = false;  // once narrowing started, every batch is narrowed (see Narrow)
   int64_t buffered_bytes_ = 0;
   std::unique_ptr<internal::SpillDirectory> spill_directory_;
   std::unique_ptr<internal::BucketWriter> bucket_writer_;
+  std::unique_ptr<internal::BucketWriter> narrow_writer_;
   // Taken (TakeShards), or made by NextPart, which then walks them in order.
   std::optional<std::vector<std::shared_ptr<CollapseShard>>> shards_;
   size_t next_shard_ = 0;
@@ -212,25 +316,59 @@ Status ChangeCollapser::Impl::Add(const std::shared_ptr<arrow::RecordBatch>& bat
   if (prepared.rows->num_rows() == 0) return Status::OK();
   buffered_bytes_ += arrow::util::TotalBufferSize(*prepared.rows);
   buffered_.push_back(std::move(prepared.rows));
+  if (buffered_bytes_ > options_.memory_limit_bytes && layout().narrows()) {
+    LS_RETURN_NOT_OK_CTX(Narrow(), "narrowing the changes of {}", options_.source_name);
+  }
   if (buffered_bytes_ > options_.memory_limit_bytes) return Spill();
   return Status::OK();
 }
 
+// Moves the UPDATE_BEFORE and DELETE rows of the batches not narrowed yet into narrow batches (their
+// images need only layout().narrow_schema's columns), and recounts the buffered bytes. Once started it
+// covers every batch before it is collapsed or spilled, so a narrow row never ties with a full row
+// on (key, sequence, rank) and the rule's input order survives narrow rows being placed after full ones.
+Status ChangeCollapser::Impl::Narrow() {
+  narrowing_ = true;
+  const size_t from = narrowed_up_to_;
+  // Batch by batch on the executor, gathered in input order.
+  ARROW_ASSIGN_OR_RAISE(auto split, ParallelMap<NarrowedBatch>(buffered_.size() - from, [&](size_t i) {
+    return NarrowBatch(buffered_[from + i], layout());
+  }));
+  for (size_t i = 0; i < split.size(); ++i) {
+    buffered_[from + i] = std::move(split[i].full);  // may be empty: kept, harmless
+    if (split[i].narrow) buffered_narrow_.push_back(std::move(split[i].narrow));
+  }
+  narrowed_up_to_ = buffered_.size();
+  buffered_bytes_ = 0;
+  for (const auto* list : {&buffered_, &buffered_narrow_}) {
+    for (const auto& b : *list) buffered_bytes_ += arrow::util::TotalBufferSize(*b);
+  }
+  return Status::OK();
+}
+
 Status ChangeCollapser::Impl::Spill() {
+  if (narrowing_) LS_RETURN_NOT_OK_CTX(Narrow(), "narrowing the changes of {}", options_.source_name);
   if (!bucket_writer_) {
     LS_ASSIGN_OR_RAISE_CTX(spill_directory_, internal::SpillDirectory::Create(options_.spill_directory),
                            "spilling changes of {}", options_.source_name);
-    std::vector<int> key_positions = layout().key_output_positions;
     bucket_writer_ = std::make_unique<internal::BucketWriter>(spill_directory_.get(), layout().prepared_schema,
-                                                              std::move(key_positions), kInitialBuckets,
+                                                              layout().key_output_positions, kInitialBuckets,
+                                                              internal::SpillSeed(0), 0);
+    narrow_writer_ = std::make_unique<internal::BucketWriter>(spill_directory_.get(), layout().narrow_schema,
+                                                              layout().narrow_key_positions, kInitialBuckets,
                                                               internal::SpillSeed(0), 0);
   }
-  const int64_t written_before = bucket_writer_->bytes_written();
+  const int64_t written_before = bucket_writer_->bytes_written() + narrow_writer_->bytes_written();
   for (const auto& batch : buffered_) {
     LS_RETURN_NOT_OK_CTX(bucket_writer_->Write(batch), "spilling changes of {}", options_.source_name);
   }
-  stats_.spilled_bytes += bucket_writer_->bytes_written() - written_before;
+  for (const auto& batch : buffered_narrow_) {
+    LS_RETURN_NOT_OK_CTX(narrow_writer_->Write(batch), "spilling changes of {}", options_.source_name);
+  }
+  stats_.spilled_bytes += bucket_writer_->bytes_written() + narrow_writer_->bytes_written() - written_before;
   buffered_.clear();
+  buffered_narrow_.clear();
+  narrowed_up_to_ = 0;
   buffered_bytes_ = 0;
   return Status::OK();
 }
@@ -245,38 +383,60 @@ Result<std::vector<std::shared_ptr<CollapseShard>>> ChangeCollapser::Impl::TakeS
     return shards.back()->impl();
   };
   if (!bucket_writer_) {
-    // Nothing spilled: the changes in memory, split by key shard.
+    // Nothing spilled: the changes in memory, split by key shard batch by batch on the executor; each
+    // shard concatenates its pieces (in input order) when it is collapsed.
+    if (narrowing_) LS_RETURN_NOT_OK_CTX(Narrow(), "narrowing the changes of {}", options_.source_name);
     if (!buffered_.empty()) {
-      std::shared_ptr<arrow::RecordBatch> all = buffered_.front();
-      if (buffered_.size() > 1) {
-        LS_ASSIGN_OR_RAISE_CTX(all, arrow::ConcatenateRecordBatches(buffered_), "collapsing changes of {}",
-                               options_.source_name);
-      }
-      buffered_.clear();
       const int32_t count = ShardCount(buffered_bytes_, options_.memory_limit_bytes);
       buffered_bytes_ = 0;
       const int64_t limit = options_.memory_limit_bytes / count;
+      std::vector<arrow::RecordBatchVector> full(static_cast<size_t>(count)), narrow(static_cast<size_t>(count));
       if (count == 1) {
-        make_shard(0, 1, limit)->in_memory_ = std::move(all);
+        full[0] = std::move(buffered_);
+        narrow[0] = std::move(buffered_narrow_);
       } else {
         std::vector<std::string> key_names;
         for (int p : layout().key_output_positions) key_names.push_back(layout().prepared_schema->field(p)->name());
-        LS_ASSIGN_OR_RAISE_CTX(auto split, SplitByKeyShard(all, key_names, count), "collapsing changes of {}",
-                               options_.source_name);
-        all.reset();
-        for (auto& [index, rows] : split) make_shard(index, count, limit)->in_memory_ = std::move(rows);
+        auto split = [&](arrow::RecordBatchVector& batches, std::vector<arrow::RecordBatchVector>& pieces) -> Status {
+          using Split = std::vector<std::pair<int32_t, std::shared_ptr<arrow::RecordBatch>>>;
+          ARROW_ASSIGN_OR_RAISE(auto splits, ParallelMap<Split>(batches.size(), [&](size_t i) {
+            return SplitByKeyShard(batches[i], key_names, count);
+          }));
+          batches.clear();
+          for (auto& one : splits) {
+            for (auto& [index, rows] : one) pieces[static_cast<size_t>(index)].push_back(std::move(rows));
+          }
+          return Status::OK();
+        };
+        LS_RETURN_NOT_OK_CTX(split(buffered_, full), "collapsing changes of {}", options_.source_name);
+        LS_RETURN_NOT_OK_CTX(split(buffered_narrow_, narrow), "collapsing changes of {}", options_.source_name);
+      }
+      buffered_.clear();
+      buffered_narrow_.clear();
+      narrowed_up_to_ = 0;
+      for (int32_t s = 0; s < count; ++s) {
+        const auto i = static_cast<size_t>(s);
+        if (full[i].empty() && narrow[i].empty()) continue;
+        auto* shard = make_shard(s, count, limit);
+        shard->has_in_memory_ = true;
+        shard->in_memory_ = std::move(full[i]);
+        shard->in_memory_narrow_ = std::move(narrow[i]);
       }
     }
     shards_ = shards;
     return shards;
   }
   LS_RETURN_NOT_OK_CTX(Spill(), "spilling changes of {}", options_.source_name);
-  const int64_t written_before = bucket_writer_->bytes_written();
-  LS_ASSIGN_OR_RAISE_CTX(auto buckets, bucket_writer_->Close(), "spilling changes of {}", options_.source_name);
-  stats_.spilled_bytes += bucket_writer_->bytes_written() - written_before;  // the files' footers
+  const int64_t written_before = bucket_writer_->bytes_written() + narrow_writer_->bytes_written();
+  LS_ASSIGN_OR_RAISE_CTX(auto full, bucket_writer_->Close(), "spilling changes of {}", options_.source_name);
+  LS_ASSIGN_OR_RAISE_CTX(auto narrow, narrow_writer_->Close(), "spilling changes of {}", options_.source_name);
+  // the files' footers
+  stats_.spilled_bytes += bucket_writer_->bytes_written() + narrow_writer_->bytes_written() - written_before;
   bucket_writer_.reset();
+  narrow_writer_.reset();
+  auto buckets = PairBuckets(std::move(full), std::move(narrow), 0);
   int64_t bytes = 0;
-  for (const auto& b : buckets) bytes += b.bytes;
+  for (const auto& b : buckets) bytes += b.bytes();
   // The first buckets are key-shard hash ranges (SpillSeed(0) is the key-shard seed): shard s of
   // `count` (a power of two ≤ kInitialBuckets) is buckets [s·k, (s+1)·k) with k = kInitialBuckets / count.
   const int32_t count = ShardCount(bytes, options_.memory_limit_bytes);

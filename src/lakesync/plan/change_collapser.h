@@ -25,7 +25,11 @@
 // Memory. Buffered changes are counted with Arrow's buffer sizes. Above `memory_limit_bytes` they are
 // hash-partitioned by key into Arrow IPC files (a fresh directory below `spill_directory`), and so
 // are later changes. `NextPart` then collapses one bucket at a time; a bucket still larger than the
-// limit is split again with another hash seed. The one limit: all changes of a single key are always
+// limit is split again with another hash seed. With `delete_image_columns`, reaching the limit first
+// narrows the buffered UPDATE_BEFORE and DELETE rows to the key, the delete image columns, sequence and
+// kind (they are never written, and their images need only those), and spills only if the changes
+// still do not fit; from then on both kinds of rows are kept (and spilled) side by side, full rows and
+// narrow rows, and collapsed together. The one limit: all changes of a single key are always
 // collapsed together in memory, however many there are. Collapsing a part needs about twice the
 // part's size (a concatenated copy plus the sort indices) besides the output. Dead letters stay in
 // memory and are not counted against the limit.
@@ -74,6 +78,12 @@ struct CollapseOptions {
   // change type column. Empty means every input column except those two (other control columns such
   // as _commit_version would then be kept, so the writer should pass the table's columns).
   std::vector<std::string> output_columns;
+  // The output columns a delete image must carry besides the key columns (e.g. the partition source
+  // columns an equality delete needs); absent: every output column. Delete images then hold nulls in
+  // the other columns, and that lets the collapser keep UPDATE_BEFORE and DELETE rows (which are
+  // never written) in this narrow form once the changes outgrow memory_limit_bytes, before it spills
+  // ("Memory" above). Nested columns are always kept. The rule of which change wins is unchanged.
+  std::optional<std::vector<std::string>> delete_image_columns;
   int64_t memory_limit_bytes = 100LL << 20;  // sorter_memory_mb
   // Parent of the spill directory, which is created on the first spill and removed when done or on
   // destruction. Empty means the system temporary directory.
@@ -120,7 +130,8 @@ struct CollapsedPart {
   std::shared_ptr<arrow::Table> rows;
   // One row per key that must be removed if it already exists, with the output columns holding the
   // "delete image": the key's first change when that is an UPDATE_BEFORE or DELETE (its old values,
-  // e.g. the partition it lived in), else its last change.
+  // e.g. the partition it lived in), else its last change. With CollapseOptions::delete_image_columns
+  // only the key, those columns and nested columns hold the image's values; the others are null.
   std::shared_ptr<arrow::Table> deletes;
   // One flag per row of `deletes`: true when its image is the key's old row (the first change was an
   // UPDATE_BEFORE or DELETE), false when it is the key's last change because no before-image was given;

@@ -151,19 +151,30 @@ Result<std::vector<uint64_t>> SortChanges(const arrow::RecordBatch& prepared, co
   return order;
 }
 
-Result<KernelResult> CollapseInMemory(const std::shared_ptr<arrow::RecordBatch>& prepared,
-                                      const std::vector<int>& key_positions,
-                                      const std::shared_ptr<arrow::Schema>& output_schema, bool upsert) {
-  const int64_t n = prepared->num_rows();
+// The image columns of `full` (layout.narrow_schema), then the narrow rows: what sorting, the walk
+// over each key's changes and the delete images read. Zero-copy without narrow rows.
+Result<std::shared_ptr<arrow::RecordBatch>> ImageRows(const std::shared_ptr<arrow::RecordBatch>& full,
+                                                      const std::shared_ptr<arrow::RecordBatch>& narrow,
+                                                      const CollapseLayout& layout) {
+  auto projected = ImageView(full, layout);
+  if (!narrow || narrow->num_rows() == 0) return projected;
+  return arrow::ConcatenateRecordBatches({projected, narrow});
+}
+
+Result<KernelResult> CollapseInMemory(const std::shared_ptr<arrow::RecordBatch>& full,
+                                      const std::shared_ptr<arrow::RecordBatch>& narrow, const CollapseLayout& layout,
+                                      bool upsert) {
+  const auto& output_schema = layout.output_schema;
   const int num_outputs = output_schema->num_fields();
-  const int sequence_position = num_outputs;
-  const int rank_position = num_outputs + 1;
+  const int num_images = static_cast<int>(layout.image_output_positions.size());
+  ARROW_ASSIGN_OR_RAISE(auto images, ImageRows(full, narrow, layout));
+  const int64_t n = images->num_rows();
 
   std::vector<std::shared_ptr<arrow::Array>> key_arrays;
-  for (int position : key_positions) key_arrays.push_back(StorageArray(prepared->column(position)));
+  for (int position : layout.narrow_key_positions) key_arrays.push_back(StorageArray(images->column(position)));
   ARROW_ASSIGN_OR_RAISE(const std::vector<uint64_t> order,
-                        SortChanges(*prepared, key_positions, sequence_position, rank_position));
-  const int8_t* ranks = std::static_pointer_cast<arrow::Int8Array>(prepared->column(rank_position))->raw_values();
+                        SortChanges(*images, layout.narrow_key_positions, num_images, num_images + 1));
+  const int8_t* ranks = std::static_pointer_cast<arrow::Int8Array>(images->column(num_images + 1))->raw_values();
   ARROW_ASSIGN_OR_RAISE(auto keys, iceberg::KeyColumns::Make(key_arrays));
 
   KernelResult result;
@@ -178,7 +189,7 @@ Result<KernelResult> CollapseInMemory(const std::shared_ptr<arrow::RecordBatch>&
     const int8_t first_rank = ranks[first];
     const int8_t last_rank = ranks[last];
     ++result.keys;
-    if (last_rank > kRankDelete) write_rows.push_back(last);  // INSERT or UPDATE_AFTER survives
+    if (last_rank > kRankDelete) write_rows.push_back(last);  // INSERT or UPDATE_AFTER (a full row) survives
     if (upsert || first_rank != kRankInsert) {
       const bool old_image = first_rank == kRankUpdateBefore || first_rank == kRankDelete;
       delete_rows.push_back(old_image ? first : last);
@@ -187,10 +198,27 @@ Result<KernelResult> CollapseInMemory(const std::shared_ptr<arrow::RecordBatch>&
     start = end;
   }
 
-  arrow::ArrayVector outputs(prepared->columns().begin(), prepared->columns().begin() + num_outputs);
-  auto output_columns = arrow::RecordBatch::Make(output_schema, n, std::move(outputs));
+  arrow::ArrayVector outputs(full->columns().begin(), full->columns().begin() + num_outputs);
+  auto output_columns = arrow::RecordBatch::Make(output_schema, full->num_rows(), std::move(outputs));
   ARROW_ASSIGN_OR_RAISE(result.part.rows, TakeRows(output_columns, std::move(write_rows)));
-  ARROW_ASSIGN_OR_RAISE(result.part.deletes, TakeRows(output_columns, std::move(delete_rows)));
+  // Delete images: the kept columns taken from the image rows, nulls in the dropped ones.
+  const auto deletes = static_cast<int64_t>(delete_rows.size());
+  arrow::ArrayVector kept(images->columns().begin(), images->columns().begin() + num_images);
+  arrow::FieldVector kept_fields(images->schema()->fields().begin(), images->schema()->fields().begin() + num_images);
+  ARROW_ASSIGN_OR_RAISE(auto taken, TakeRows(arrow::RecordBatch::Make(arrow::schema(kept_fields), n, std::move(kept)),
+                                             std::move(delete_rows)));
+  ARROW_ASSIGN_OR_RAISE(auto taken_batch, taken->CombineChunksToBatch());
+  arrow::ArrayVector delete_columns;
+  for (int c = 0; c < num_outputs; ++c) {
+    const int p = layout.image_position_of_output[static_cast<size_t>(c)];
+    if (p >= 0) {
+      delete_columns.push_back(taken_batch->column(p));
+    } else {
+      ARROW_ASSIGN_OR_RAISE(auto nulls, arrow::MakeArrayOfNull(output_schema->field(c)->type(), deletes));
+      delete_columns.push_back(std::move(nulls));
+    }
+  }
+  result.part.deletes = arrow::Table::Make(output_schema, delete_columns, deletes);
   return result;
 }
 

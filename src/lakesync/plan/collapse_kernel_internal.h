@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lakesync/common/status.h"
+#include "lakesync/plan/change_batch_preparer_internal.h"
 #include "lakesync/plan/change_collapser.h"
 
 namespace lakesync::plan::internal {
@@ -25,11 +26,14 @@ struct KernelResult {
 Result<std::vector<uint64_t>> SortChanges(const arrow::RecordBatch& prepared, const std::vector<int>& key_positions,
                                           int sequence_position, int rank_position);
 
-// `prepared`: output columns, then sequence (int64) and rank (int8), all rows valid.
-// `key_positions`: the key columns among the output columns. Rows come out ordered by key.
-// Errors: Arrow compute errors (e.g. a key type its sort kernel does not support).
-Result<KernelResult> CollapseInMemory(const std::shared_ptr<arrow::RecordBatch>& prepared,
-                                      const std::vector<int>& key_positions,
-                                      const std::shared_ptr<arrow::Schema>& output_schema, bool upsert);
+// `full`: rows of `layout.prepared_schema` (output columns, then sequence (int64) and rank (int8)),
+// all valid. `narrow`: null, or UPDATE_BEFORE and DELETE rows of `layout.narrow_schema` (never
+// written; a narrow row and a full row never tie on (key, sequence, rank), so putting the narrow rows
+// after the full ones keeps the rule's input order). Rows come out ordered by key; delete images hold
+// nulls in the columns `layout` drops. Errors: Arrow compute errors (e.g. a key type its sort kernel
+// does not support).
+Result<KernelResult> CollapseInMemory(const std::shared_ptr<arrow::RecordBatch>& full,
+                                      const std::shared_ptr<arrow::RecordBatch>& narrow, const CollapseLayout& layout,
+                                      bool upsert);
 
 }  // namespace lakesync::plan::internal

@@ -423,6 +423,20 @@ Result<CdcWriter::Destination*> CdcWriter::DestinationFor(const std::string& nam
     ARROW_ASSIGN_OR_RAISE(copts.mapper, change::ChangeKindMapper::Make(config_.change_type_map));
     copts.upsert = config_.upsert;
     copts.output_columns = dest->table_columns;
+    // Delete images are resolved by key; equality deletes also need the partition the old row lived
+    // in. Nothing else reads their other columns, so the collapser may keep UPDATE_BEFORE and DELETE
+    // rows without them (change_collapser.h, delete_image_columns).
+    copts.delete_image_columns.emplace();
+    if (config_.delete_strategy == DeleteStrategy::kEquality) {
+      for (const auto& f : m.Spec()->fields()) {
+        const std::string source = schema->FindColumnName(f.source_id);
+        if (std::find(dest->table_columns.begin(), dest->table_columns.end(), source) == dest->table_columns.end()) {
+          copts.delete_image_columns.reset();  // a nested source (or one not in the input): keep every column
+          break;
+        }
+        copts.delete_image_columns->push_back(source);
+      }
+    }
     copts.memory_limit_bytes = static_cast<int64_t>(config_.sorter_memory_mb) << 20;
     copts.dead_letter = config_.error_handling.has_value();
     copts.source_name = options.source_name;
