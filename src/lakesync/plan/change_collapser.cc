@@ -324,7 +324,8 @@ Status ChangeCollapser::Impl::Add(const std::shared_ptr<arrow::RecordBatch>& bat
 }
 
 // Moves the UPDATE_BEFORE and DELETE rows of the batches not narrowed yet into narrow batches (their
-// images need only layout().narrow_schema's columns), and recounts the buffered bytes. Once started it
+// images need only layout().narrow_schema's columns), and counts the bytes of those batches again
+// (the others are unchanged: once the buffer sits near the limit this runs on every Add). Once started it
 // covers every batch before it is collapsed or spilled, so a narrow row never ties with a full row
 // on (key, sequence, rank) and the rule's input order survives narrow rows being placed after full ones.
 Status ChangeCollapser::Impl::Narrow() {
@@ -335,14 +336,16 @@ Status ChangeCollapser::Impl::Narrow() {
     return NarrowBatch(buffered_[from + i], layout());
   }));
   for (size_t i = 0; i < split.size(); ++i) {
-    buffered_[from + i] = std::move(split[i].full);  // may be empty: kept, harmless
-    if (split[i].narrow) buffered_narrow_.push_back(std::move(split[i].narrow));
+    auto& slot = buffered_[from + i];
+    buffered_bytes_ -= arrow::util::TotalBufferSize(*slot);
+    slot = std::move(split[i].full);  // may be empty: kept, harmless
+    buffered_bytes_ += arrow::util::TotalBufferSize(*slot);
+    if (split[i].narrow) {
+      buffered_bytes_ += arrow::util::TotalBufferSize(*split[i].narrow);
+      buffered_narrow_.push_back(std::move(split[i].narrow));
+    }
   }
   narrowed_up_to_ = buffered_.size();
-  buffered_bytes_ = 0;
-  for (const auto* list : {&buffered_, &buffered_narrow_}) {
-    for (const auto& b : *list) buffered_bytes_ += arrow::util::TotalBufferSize(*b);
-  }
   return Status::OK();
 }
 
