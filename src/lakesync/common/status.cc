@@ -1,7 +1,8 @@
 #include "lakesync/common/status.h"
 
+#include "lakesync/common/utf8.h"
+
 #include <arrow/status.h>
-#include <arrow/util/utf8.h>
 
 #include <fmt/format.h>
 
@@ -118,10 +119,8 @@ bool IsRetryable(const Status& status) {
 }
 
 std::string EscapeInvalidUtf8(std::string_view text) {
-  static const bool initialized = (arrow::util::InitializeUTF8(), true);
-  (void)initialized;
+  if (IsValidUtf8(text)) return std::string(text);
   const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
-  if (arrow::util::ValidateUTF8(bytes, static_cast<int64_t>(text.size()))) return std::string(text);
   std::string out;
   out.reserve(text.size() + 16);
   size_t i = 0;
@@ -133,8 +132,7 @@ std::string EscapeInvalidUtf8(std::string_view text) {
                           : (lead >> 4) == 0x0E  ? 3
                           : (lead >> 3) == 0x1E  ? 4
                                                  : 0;
-    if (length != 0 && i + length <= text.size() &&
-        arrow::util::ValidateUTF8(bytes + i, static_cast<int64_t>(length))) {
+    if (length != 0 && i + length <= text.size() && IsValidUtf8(text.substr(i, length))) {
       out.append(text.substr(i, length));
       i += length;
     } else {

@@ -1,6 +1,7 @@
 #include "lakesync/common/yaml_json.h"
 
-#include <arrow/util/utf8.h>
+#include "lakesync/common/utf8.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <regex>
@@ -21,9 +22,7 @@ struct NotUtf8 {
 };
 
 const std::string& CheckUtf8(const std::string& s, const YAML::Mark& mark) {
-  static const bool initialized = (arrow::util::InitializeUTF8(), true);
-  (void)initialized;
-  if (!arrow::util::ValidateUTF8(s)) throw NotUtf8{mark};
+  if (!IsValidUtf8(s)) throw NotUtf8{mark};
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "lakesync/common/status.h"
+#include "lakesync/common/utf8.h"
 
 namespace lakesync {
 namespace {
@@ -42,6 +43,21 @@ TEST(EscapeInvalidUtf8, OutputIsAlwaysValidAndStable) {
       EXPECT_EQ(EscapeInvalidUtf8(once), once) << "byte " << a << " after " << lead;
     }
   }
+}
+
+// IsValidUtf8 (common/utf8.h): the one check behind EscapeInvalidUtf8, the YAML/JSON reader and the
+// CSV reader. It must work as the first Arrow UTF-8 call of a process (no other component set Arrow's
+// tables up first), which this test binary's fresh start exercises when run alone.
+TEST(IsValidUtf8, AcceptsWellFormedAndRejectsEachKindOfBadSequence) {
+  EXPECT_TRUE(IsValidUtf8(""));
+  EXPECT_TRUE(IsValidUtf8("plain"));
+  EXPECT_TRUE(IsValidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+  EXPECT_FALSE(IsValidUtf8("x\x8a"));              // continuation byte without a lead
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));           // truncated sequence
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));           // overlong form
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));       // surrogate
+  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));   // above U+10FFFF
+  EXPECT_FALSE(IsValidUtf8(std::string_view("a\xff", 2)));
 }
 
 }  // namespace

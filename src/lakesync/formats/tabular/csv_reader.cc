@@ -8,12 +8,12 @@
 #include <arrow/io/interfaces.h>
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
-#include <arrow/util/utf8.h>
 
 #include <fmt/ranges.h>
 
 #include <set>
 
+#include "lakesync/common/utf8.h"
 #include "lakesync/formats/tabular/readers_internal.h"
 #include "lakesync/formats/tabular/value_converters_internal.h"
 
@@ -64,7 +64,7 @@ class CsvReader : public arrow::RecordBatchReader {
         } else {
           const std::string_view cell = inputs[c]->GetView(r);
           const auto id = converter.field()->type()->id();
-          if ((id == arrow::Type::STRING || id == arrow::Type::LARGE_STRING) && !arrow::util::ValidateUTF8(cell)) {
+          if ((id == arrow::Type::STRING || id == arrow::Type::LARGE_STRING) && !IsValidUtf8(cell)) {
             st = AtPath(path, InvalidArgument("the text is not valid UTF-8"));
           } else {
             st = converter.AppendText(cell, path);
