@@ -16,6 +16,7 @@
 #include "lakesync/catalog/rest/rest_catalog.h"
 #include "lakesync/common/config_keys.h"
 #include "lakesync/catalog/sql/sql_catalog.h"
+#include "lakesync/common/text.h"
 #include "lakesync/io/file_io.h"
 
 namespace lakesync::catalog {
@@ -39,12 +40,6 @@ constexpr char kMemoryDatabase[] = ":memory:";
 
 enum class CatalogType { kSql, kFilesystem, kRest };
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 std::optional<std::string> Get(const CatalogConfig& config, const char* key) {
@@ -54,7 +49,7 @@ std::optional<std::string> Get(const CatalogConfig& config, const char* key) {
 }
 
 const CatalogTypeInfo* FindType(std::string_view name) {
-  const std::string lower = Lower(name);
+  const std::string lower = AsciiLower(name);
   for (const auto& info : CatalogTypes()) {
     if (std::find(info.names.begin(), info.names.end(), lower) != info.names.end()) return &info;
   }
@@ -153,7 +148,7 @@ Result<std::string> AbsoluteLocalPath(std::string_view path, std::string_view ur
 }
 
 bool IsPostgresUri(const std::string& uri) {
-  const std::string lower = Lower(uri);
+  const std::string lower = AsciiLower(uri);
   return StartsWith(lower, "postgresql:") || StartsWith(lower, "postgresql+") || StartsWith(lower, "postgres:") ||
          StartsWith(lower, "jdbc:postgresql:");
 }
@@ -169,7 +164,7 @@ std::string Redacted(const std::string& uri) {
       out.replace(colon + 1, at - colon - 1, "***");
     }
   }
-  for (size_t p = Lower(out).find("password="); p != std::string::npos; p = Lower(out).find("password=", p + 1)) {
+  for (size_t p = AsciiLower(out).find("password="); p != std::string::npos; p = AsciiLower(out).find("password=", p + 1)) {
     const size_t end = out.find('&', p);
     out.replace(p + 9, (end == std::string::npos ? out.size() : end) - p - 9, "***");
   }
@@ -183,9 +178,9 @@ std::string Redacted(const std::string& uri) {
 Result<std::string> PostgresUri(const std::string& uri) {
   const std::string shown = Redacted(uri);
   std::string rest = uri;
-  const std::string lower = Lower(uri);
+  const std::string lower = AsciiLower(uri);
   if (StartsWith(lower, "jdbc:")) rest = uri.substr(5);
-  const std::string rest_lower = Lower(rest);
+  const std::string rest_lower = AsciiLower(rest);
   const size_t scheme_end = rest.find("://");
   if (scheme_end == std::string::npos) {
     return InvalidArgument("catalog_properties.uri '{}': expected postgresql://[user@]host[:port]/database", shown);
@@ -207,7 +202,7 @@ Result<std::string> PostgresUri(const std::string& uri) {
 
 // The SQLite database a `uri` names: an absolute path, or ":memory:".
 Result<std::string> SqliteDatabasePath(const std::string& uri) {
-  const std::string lower = Lower(uri);
+  const std::string lower = AsciiLower(uri);
   if (uri.find('?') != std::string::npos) {
     return InvalidArgument("catalog_properties.uri '{}': query parameters are not supported", uri);
   }
@@ -215,7 +210,7 @@ Result<std::string> SqliteDatabasePath(const std::string& uri) {
   if (StartsWith(lower, "jdbc:sqlite:")) {
     rest = uri.substr(std::string_view("jdbc:sqlite:").size());
     if (rest.empty() || rest == kMemoryDatabase) return std::string(kMemoryDatabase);
-    if (StartsWith(Lower(rest), "file:")) {
+    if (StartsWith(AsciiLower(rest), "file:")) {
       auto normalized = io::NormalizeLocation(rest);
       if (!normalized.ok()) {
         return InvalidArgument("catalog_properties.uri '{}': {}", uri, normalized.status().message());
@@ -251,7 +246,7 @@ Result<std::string> SqliteDatabasePath(const std::string& uri) {
 Result<bool> BoolProperty(const CatalogConfig& config, const char* key, bool fallback) {
   auto value = Get(config, key);
   if (!value) return fallback;
-  const std::string v = Lower(*value);
+  const std::string v = AsciiLower(*value);
   if (v == "true") return true;
   if (v == "false") return false;
   return InvalidArgument("catalog '{}': catalog_properties.{} must be true or false, got '{}'", config.catalog_name,
@@ -405,14 +400,14 @@ void ResolveRelativePaths(std::map<std::string, std::string>& props, const std::
   if (base_dir.empty()) return;
   // A REST catalog's warehouse is a name or location the server interprets, not a local path.
   auto type = props.find(kPropType);
-  const bool rest = type != props.end() && Lower(type->second) == "rest";
+  const bool rest = type != props.end() && AsciiLower(type->second) == "rest";
   if (auto it = props.find(kPropWarehouse); it != props.end() && !rest) {
     it->second = io::ResolveRelativePath(it->second, base_dir);
   }
   auto it = props.find(kPropUri);
   if (it == props.end()) return;
   std::string& uri = it->second;
-  const std::string lower = Lower(uri);
+  const std::string lower = AsciiLower(uri);
   // sqlite:///rel/x.db (three slashes: relative) and jdbc:sqlite:rel/x.db name files relative to
   // the current directory; memory databases and absolute paths stay as they are.
   for (std::string_view scheme : {"sqlite:///", "sqlite+pysqlite:///"}) {
@@ -424,7 +419,7 @@ void ResolveRelativePaths(std::map<std::string, std::string>& props, const std::
   }
   if (StartsWith(lower, "jdbc:sqlite:")) {
     const std::string rest = uri.substr(std::string_view("jdbc:sqlite:").size());
-    if (rest.empty() || rest.front() == '/' || rest == kMemoryDatabase || StartsWith(Lower(rest), "file:")) return;
+    if (rest.empty() || rest.front() == '/' || rest == kMemoryDatabase || StartsWith(AsciiLower(rest), "file:")) return;
     uri = "jdbc:sqlite:" + io::ResolveRelativePath(rest, base_dir);
   }
 }

@@ -6,6 +6,7 @@
 
 #include <regex>
 
+#include "lakesync/common/text.h"
 #include "lakesync/iceberg/commit/table_update.h"
 #include "lakesync/iceberg/model/json_serde.h"
 
@@ -60,9 +61,7 @@ Result<std::shared_ptr<iceberg::TableMetadata>> ReadTableMetadata(const io::File
 }
 
 bool MetadataIsCompressed(const iceberg::TableMetadata& metadata) {
-  std::string codec = metadata.Property(iceberg::kPropMetadataCompression, "none");
-  std::transform(codec.begin(), codec.end(), codec.begin(), ::tolower);
-  return codec == "gzip";
+  return AsciiLower(metadata.Property(iceberg::kPropMetadataCompression, "none")) == "gzip";
 }
 
 Result<std::string> EncodeTableMetadata(const iceberg::TableMetadata& metadata) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "lakesync/common/config_keys.h"
+#include "lakesync/common/text.h"
 
 extern char** environ;
 
@@ -21,11 +22,6 @@ constexpr char kEnvConfig[] = "LAKESYNC_CONFIG";
 constexpr char kEnvPrefix[] = "lakesync_catalog__";
 constexpr char kKeyDefault[] = "default-catalog";
 constexpr char kKeyCatalog[] = "catalog";
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 std::optional<std::string> Lookup(const EnvironmentList& env, const std::string& name) {
   for (const auto& [k, v] : env) {
@@ -48,7 +44,7 @@ Status ParseFile(const std::string& path, NamedCatalogs& out) {
   if (root.IsNull()) return Status::OK();
   if (!root.IsMap()) return InvalidArgument("{}: expected a map with the keys {} and {}", path, kKeyCatalog, kKeyDefault);
   for (const auto& entry : root) {
-    const std::string key = Lower(entry.first.as<std::string>());
+    const std::string key = AsciiLower(entry.first.as<std::string>());
     if (key == kKeyDefault) {
       if (!entry.second.IsScalar()) return InvalidArgument("{}: {} must be a catalog name", path, kKeyDefault);
       out.default_catalog = entry.second.Scalar();
@@ -56,7 +52,7 @@ Status ParseFile(const std::string& path, NamedCatalogs& out) {
       if (entry.second.IsNull()) continue;
       if (!entry.second.IsMap()) return InvalidArgument("{}: {} must map catalog names to their properties", path, key);
       for (const auto& named : entry.second) {
-        const std::string name = Lower(named.first.as<std::string>());
+        const std::string name = AsciiLower(named.first.as<std::string>());
         if (!named.second.IsMap()) {
           return InvalidArgument("{}: catalog.{} must be a map of properties (type, uri, warehouse, ...)", path, name);
         }
@@ -111,7 +107,7 @@ Result<NamedCatalogs> LoadNamedCatalogs(const EnvironmentList& env) {
   if (!out.source.empty()) ARROW_RETURN_NOT_OK(ParseFile(out.source, out));
   // pyiceberg's convention: PREFIX + <name> + "__" + <prop>, with "__" → "." and "_" → "-" in prop.
   for (const auto& [name, value] : env) {
-    const std::string lower = Lower(name);
+    const std::string lower = AsciiLower(name);
     if (lower.rfind(kEnvPrefix, 0) != 0) continue;
     const std::string rest = lower.substr(std::string_view(kEnvPrefix).size());
     const auto sep = rest.find("__");
@@ -138,7 +134,7 @@ Result<NamedCatalogs> LoadNamedCatalogs(const EnvironmentList& env) {
 
 Result<CatalogConfig> ResolveNamedCatalog(const NamedCatalogs& catalogs, const std::string& name) {
   const std::string where = catalogs.source.empty() ? std::string("LAKESYNC_CATALOG__* variables") : catalogs.source;
-  auto it = catalogs.catalogs.find(Lower(name));
+  auto it = catalogs.catalogs.find(AsciiLower(name));
   if (it == catalogs.catalogs.end()) {
     std::vector<std::string> names;
     for (const auto& [n, c] : catalogs.catalogs) names.push_back(n);
@@ -147,7 +143,7 @@ Result<CatalogConfig> ResolveNamedCatalog(const NamedCatalogs& catalogs, const s
                       "LAKESYNC_CATALOG__{}__* variable defining one",
                       name, name);
     }
-    if (auto close = ClosestKey(Lower(name), names)) {
+    if (auto close = ClosestKey(AsciiLower(name), names)) {
       return NotFound("no catalog named '{}' in {}; did you mean '{}'?", name, where, *close);
     }
     return NotFound("no catalog named '{}' in {} (known: {})", name, where, fmt::join(names, ", "));

@@ -11,6 +11,7 @@
 #include "lakesync/catalog/catalog_config.h"
 #include "lakesync/change/metadata_columns.h"
 #include "lakesync/common/config_keys.h"
+#include "lakesync/common/text.h"
 #include "lakesync/common/yaml_json.h"
 #include "lakesync/common/executor.h"
 #include "lakesync/io/location.h"
@@ -57,8 +58,7 @@ Result<bool> OptionalBool(const Json& block, const char* key, std::string_view w
   const Json& v = block.at(key);
   if (v.is_boolean()) return v.get<bool>();
   if (v.is_string()) {
-    std::string s = v.get<std::string>();
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string s = AsciiLower(v.get<std::string>());
     if (s == "true") return true;
     if (s == "false") return false;
   }

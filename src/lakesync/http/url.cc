@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "lakesync/common/text.h"
+
 namespace lakesync::http {
 namespace {
 
@@ -31,8 +33,7 @@ Result<Url> ParseUrl(std::string_view text) {
   Url url;
   const size_t scheme_end = text.find("://");
   if (scheme_end == std::string_view::npos) return fail("no scheme");
-  url.scheme = std::string(text.substr(0, scheme_end));
-  for (auto& c : url.scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  url.scheme = AsciiLower(text.substr(0, scheme_end));
   if (url.scheme != "http" && url.scheme != "https") return fail("the scheme must be http or https");
   std::string_view rest = text.substr(scheme_end + 3);
   const size_t authority_end = rest.find_first_of("/?#");

@@ -6,30 +6,19 @@
 #include <fstream>
 #include <sstream>
 
+#include "lakesync/common/text.h"
 #include "lakesync/delta/delta_table.h"
 #include "lakesync/http/status_codes.h"
 
 namespace lakesync::sharing {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
-std::string Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
-}
-
 std::vector<std::string> Split(std::string_view s, char sep) {
   std::vector<std::string> out;
   size_t start = 0;
   while (true) {
     const size_t end = s.find(sep, start);
-    out.push_back(Trim(s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start)));
+    out.emplace_back(TrimSpace(s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start)));
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
@@ -83,7 +72,7 @@ std::string_view ResponseFormatName(ResponseFormat format) {
 }
 
 Result<bool> ParseBool(std::string_view text, std::string_view name) {
-  const std::string v = Lower(Trim(text));
+  const std::string v = AsciiLower(TrimSpace(text));
   if (v == "true") return true;
   if (v == "false") return false;
   return InvalidArgument("{} must be true or false, not '{}'", name, text);
@@ -94,11 +83,11 @@ Result<Capabilities> Capabilities::Parse(std::string_view header) {
   for (const std::string& part : Split(header, ';')) {
     if (part.empty()) continue;
     const size_t eq = part.find('=');
-    const std::string key = Lower(Trim(part.substr(0, eq)));
+    const std::string key = AsciiLower(TrimSpace(part.substr(0, eq)));
     const std::string value = eq == std::string::npos ? "" : part.substr(eq + 1);
     if (key == "responseformat") {
       for (const std::string& f : Split(value, ',')) {
-        const std::string format = Lower(f);
+        const std::string format = AsciiLower(f);
         if (format == "parquet") {
           caps.response_formats.push_back(ResponseFormat::kParquet);
         } else if (format == "delta") {
@@ -109,7 +98,7 @@ Result<Capabilities> Capabilities::Parse(std::string_view header) {
       }
     } else if (key == "readerfeatures") {
       for (const std::string& f : Split(value, ',')) {
-        if (!f.empty()) caps.reader_features.insert(Lower(f));
+        if (!f.empty()) caps.reader_features.insert(AsciiLower(f));
       }
     } else if (key == "includeendstreamaction") {
       ARROW_ASSIGN_OR_RAISE(caps.include_end_stream_action, ParseBool(value, "includeendstreamaction"));

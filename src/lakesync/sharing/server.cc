@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "lakesync/common/logging.h"
+#include "lakesync/common/text.h"
 #include "lakesync/delta/deletion_vector.h"
 #include "lakesync/delta/delta_table.h"
 #include "lakesync/delta/table_config.h"
@@ -35,12 +36,6 @@ constexpr int64_t kMaxListResults = 500;
 // X-Goog-Credential, X-OSS-Credential, X-Databricks-Signature); any other URL it reads from the
 // local filesystem by its path.
 constexpr char kSignatureParam[] = "X-Databricks-Signature";
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 int64_t SystemNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -158,7 +153,7 @@ struct SharingService::Impl {
 
   Principal Authenticate(const httplib::Request& req) const {
     const std::string auth = req.get_header_value("Authorization");
-    if (auth.size() < 7 || Lower(auth.substr(0, 7)) != "bearer ") {
+    if (auth.size() < 7 || AsciiLower(auth.substr(0, 7)) != "bearer ") {
       Fail(MakeError(ErrorKind::kUnauthenticated, "a bearer token is required (Authorization: Bearer <token>)"));
     }
     std::string token = auth.substr(7);
@@ -184,11 +179,11 @@ struct SharingService::Impl {
   }
 
   bool MaySee(const Principal& p, const ShareConfig& share) const {
-    return p.all_shares || p.shares.count(Lower(share.name)) > 0;
+    return p.all_shares || p.shares.count(AsciiLower(share.name)) > 0;
   }
 
   const ShareConfig& FindShare(const Principal& p, const std::string& name) const {
-    auto it = shares.find(Lower(name));
+    auto it = shares.find(AsciiLower(name));
     // A recipient learns nothing about shares it was not given: unknown and not granted read alike.
     if (!p.all_shares && (it == shares.end() || !MaySee(p, *it->second))) {
       Fail(MakeError(ErrorKind::kForbidden,
@@ -200,7 +195,7 @@ struct SharingService::Impl {
 
   const SharedSchemaConfig& FindSchema(const ShareConfig& share, const std::string& name) const {
     for (const auto& s : share.schemas) {
-      if (Lower(s.name) == Lower(name)) return s;
+      if (AsciiLower(s.name) == AsciiLower(name)) return s;
     }
     Fail(NotFound("schema '{}' does not exist in share '{}'", name, share.name));
   }
@@ -211,7 +206,7 @@ struct SharingService::Impl {
     ref.schema = &FindSchema(*ref.share, req.matches[2]);
     const std::string name = req.matches[3];
     for (const auto& t : ref.schema->tables) {
-      if (Lower(t.name) == Lower(name)) ref.table = &t;
+      if (AsciiLower(t.name) == AsciiLower(name)) ref.table = &t;
     }
     if (!ref.table) Fail(NotFound("table '{}' does not exist in {}.{}", name, ref.share->name, ref.schema->name));
     return ref;
@@ -293,7 +288,7 @@ struct SharingService::Impl {
       }
     }
     if (auto it = md.configuration.find("delta.enableDeletionVectors"); it != md.configuration.end()) {
-      if (Lower(it->second) == "true") dv = true;
+      if (AsciiLower(it->second) == "true") dv = true;
     }
     auto mode = delta::ColumnMapping(protocol, md);
     if (mode.ok() && *mode != delta::ColumnMappingMode::kNone) cm = true;
@@ -335,7 +330,7 @@ struct SharingService::Impl {
     }
     n.end_stream = caps.include_end_stream_action;
     n.delta_ids = n.format == ResponseFormat::kDelta;
-    const std::string hash = Lower(req.get_header_value(kFileIdHashHeader));
+    const std::string hash = AsciiLower(req.get_header_value(kFileIdHashHeader));
     if (!hash.empty()) {
       if (hash != "parquet" && hash != "delta") {
         Fail(InvalidArgument("header {} must be parquet or delta, not '{}'", kFileIdHashHeader, hash));
@@ -512,21 +507,21 @@ struct SharingService::Impl {
     const ShareConfig& share = FindShare(p, req.matches[1]);
     std::vector<Json> items;
     for (const auto& s : share.schemas) items.push_back(ToJson(SchemaItem{s.name, share.name}));
-    return ListReply(req, items, "schemas/" + Lower(share.name));
+    return ListReply(req, items, "schemas/" + AsciiLower(share.name));
   }
 
   Reply ListTables(const httplib::Request& req, bool all) {
     const Principal p = Authenticate(req);
     const ShareConfig& share = FindShare(p, req.matches[1]);
     std::vector<Json> items;
-    std::string scope = "tables/" + Lower(share.name);
+    std::string scope = "tables/" + AsciiLower(share.name);
     for (const auto& s : share.schemas) {
-      if (!all && Lower(s.name) != Lower(std::string(req.matches[2]))) continue;
+      if (!all && AsciiLower(s.name) != AsciiLower(std::string(req.matches[2]))) continue;
       for (const auto& t : s.tables) items.push_back(ToJson(TableItem{t.name, s.name, share.name, std::nullopt, t.id}));
     }
     if (!all) {
       const SharedSchemaConfig& schema = FindSchema(share, req.matches[2]);
-      scope += "/" + Lower(schema.name);
+      scope += "/" + AsciiLower(schema.name);
     }
     return ListReply(req, items, scope);
   }
@@ -930,7 +925,7 @@ struct SharingService::Impl {
       start = slash + 1;
     }
     const SharedTableConfig* table = nullptr;
-    if (auto it = shares.find(Lower(share)); it != shares.end()) {
+    if (auto it = shares.find(AsciiLower(share)); it != shares.end()) {
       for (const auto& s : it->second->schemas) {
         if (s.name != schema) continue;
         for (const auto& t : s.tables) {
@@ -963,7 +958,7 @@ Result<std::unique_ptr<SharingService>> SharingService::Make(ServerConfig config
   impl->signer = std::make_unique<Signer>(config.url_signing_key);
   impl->config = std::move(config);
   impl->options = std::move(options);
-  for (const auto& s : impl->config.shares) impl->shares[Lower(s.name)] = &s;
+  for (const auto& s : impl->config.shares) impl->shares[AsciiLower(s.name)] = &s;
   return std::unique_ptr<SharingService>(new SharingService(std::move(impl)));
 }
 

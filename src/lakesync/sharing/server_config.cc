@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "lakesync/common/text.h"
 #include "lakesync/common/yaml_json.h"
 #include "lakesync/delta/delta_table.h"
 
@@ -15,12 +16,6 @@ namespace lakesync::sharing {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 Status CheckKeys(const Json& obj, const std::vector<std::string>& known,
                  const std::map<std::string, std::string>& refused, const std::string& where) {
@@ -130,7 +125,7 @@ Result<ServerConfig> ServerConfig::FromJson(const Json& doc, const std::string& 
     ShareConfig share;
     ARROW_ASSIGN_OR_RAISE(share.name, Str(s, "name", sw, true));
     ARROW_RETURN_NOT_OK(CheckName(share.name, false, sw));
-    if (!share_names.insert(Lower(share.name)).second) return InvalidArgument("{}: share '{}' appears twice", sw, share.name);
+    if (!share_names.insert(AsciiLower(share.name)).second) return InvalidArgument("{}: share '{}' appears twice", sw, share.name);
     ARROW_ASSIGN_OR_RAISE(const Json* schemas, List<Json>(s, "schemas", sw, false));
     std::set<std::string> schema_names;
     for (size_t j = 0; schemas && j < schemas->size(); ++j) {
@@ -140,7 +135,7 @@ Result<ServerConfig> ServerConfig::FromJson(const Json& doc, const std::string& 
       SharedSchemaConfig schema;
       ARROW_ASSIGN_OR_RAISE(schema.name, Str(sc, "name", scw, true));
       ARROW_RETURN_NOT_OK(CheckName(schema.name, true, scw));
-      if (!schema_names.insert(Lower(schema.name)).second) {
+      if (!schema_names.insert(AsciiLower(schema.name)).second) {
         return InvalidArgument("{}: schema '{}' appears twice", scw, schema.name);
       }
       ARROW_ASSIGN_OR_RAISE(const Json* tables, List<Json>(sc, "tables", scw, false));
@@ -153,7 +148,7 @@ Result<ServerConfig> ServerConfig::FromJson(const Json& doc, const std::string& 
         SharedTableConfig table;
         ARROW_ASSIGN_OR_RAISE(table.name, Str(t, "name", tw, true));
         ARROW_RETURN_NOT_OK(CheckName(table.name, true, tw));
-        if (!table_names.insert(Lower(table.name)).second) {
+        if (!table_names.insert(AsciiLower(table.name)).second) {
           return InvalidArgument("{}: table '{}' appears twice", tw, table.name);
         }
         ARROW_ASSIGN_OR_RAISE(table.location, Str(t, "location", tw, true));
@@ -189,7 +184,7 @@ Result<ServerConfig> ServerConfig::FromJson(const Json& doc, const std::string& 
     ARROW_ASSIGN_OR_RAISE(auto hash, Str(r, "token_sha256", rw, false));
     if (token.empty() == hash.empty()) return InvalidArgument("{}: give exactly one of token and token_sha256", rw);
     if (!hash.empty()) {
-      hash = Lower(hash);
+      hash = AsciiLower(hash);
       if (hash.size() != 64 || hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
         return InvalidArgument("{}.token_sha256 must be 64 hexadecimal digits (sha256sum of the token)", rw);
       }
@@ -200,7 +195,7 @@ Result<ServerConfig> ServerConfig::FromJson(const Json& doc, const std::string& 
     ARROW_ASSIGN_OR_RAISE(const Json* granted, List<Json>(r, "shares", rw, true));
     for (const auto& g : *granted) {
       if (!g.is_string()) return InvalidArgument("{}.shares must list share names", rw);
-      const std::string name = Lower(g.get<std::string>());
+      const std::string name = AsciiLower(g.get<std::string>());
       if (!share_names.count(name)) {
         return InvalidArgument("{}.shares names share '{}', which shares.yaml does not define", rw, g.get<std::string>());
       }

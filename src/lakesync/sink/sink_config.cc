@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "lakesync/common/text.h"
 #include "lakesync/common/yaml_json.h"
 #include "lakesync/sink/sink_config_internal.h"
 #include "lakesync/sink/table_template.h"
@@ -126,7 +127,7 @@ Status CheckTableCacheOptions(const SinkConfig& config) {
   std::vector<std::string> sub_options;
   for (const auto& ignored : config.ignored_options) {
     if (ignored.key == kKeyUseSideInputTableCache) {
-      cache_enabled = ignored.value.is_boolean() ? ignored.value.get<bool>() : Lower(ignored.value.get<std::string>()) == "true";
+      cache_enabled = ignored.value.is_boolean() ? ignored.value.get<bool>() : AsciiLower(ignored.value.get<std::string>()) == "true";
     }
     for (const char* sub : kTableCacheSubOptions) {
       if (ignored.key == sub) sub_options.push_back(sub);
@@ -183,31 +184,24 @@ Result<SinkConfig> Parse(const Json& object) {
 
 // ---- command-line values ----
 
-std::string Trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
 // Splits on commas outside parentheses and brackets, so "bucket(id, 4),day(ts)" is two terms. Empty
 // entries are kept (and refused by DecodeStringList) so that "id,,region" does not pass silently.
 std::vector<std::string> SplitList(std::string_view text) {
   std::vector<std::string> out;
-  if (Trim(text).empty()) return out;
+  if (TrimSpace(text).empty()) return out;
   int depth = 0;
   std::string current;
   for (char c : text) {
     if (c == '(' || c == '[') ++depth;
     if ((c == ')' || c == ']') && depth > 0) --depth;
     if (c == ',' && depth == 0) {
-      out.push_back(Trim(current));
+      out.emplace_back(TrimSpace(current));
       current.clear();
     } else {
       current.push_back(c);
     }
   }
-  out.push_back(Trim(current));
+  out.emplace_back(TrimSpace(current));
   return out;
 }
 
@@ -231,7 +225,7 @@ Result<Json> OverrideValue(const KeySpec& spec, std::string_view value) {
           return InvalidArgument("{}: '{}' is not name=value (write a=1,b=2, or set one entry as {}.a=1)", spec.key,
                                  entry, spec.key);
         }
-        out[Trim(entry.substr(0, eq))] = Trim(entry.substr(eq + 1));
+        out[std::string(TrimSpace(entry.substr(0, eq)))] = TrimSpace(entry.substr(eq + 1));
       }
       return out;
     }

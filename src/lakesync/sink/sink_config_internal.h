@@ -38,7 +38,6 @@ inline constexpr const char* kTableCacheSubOptions[] = {
 
 // ---- values (sink_values.cc); every message names the key ----
 
-std::string Lower(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);
 // "string \"abc\"", "number 5", "list [1,2]": what the user wrote, short enough for one line.
 std::string Describe(const Json& value);

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "lakesync/common/config_keys.h"
+#include "lakesync/common/text.h"
 #include "lakesync/sink/sink_config_internal.h"
 #include "lakesync/sink/table_template.h"
 
@@ -154,7 +155,7 @@ const std::vector<KeySpec>& Specs() {
       {"distribution_mode", KeyType::kString, Modes::kAppend, false, "none", kReasonOneProcess,
        [](SinkConfig& c, std::string_view k, const Json& v) -> Status {
          ARROW_ASSIGN_OR_RAISE(std::string text, DecodeString(k, v));
-         const std::string lower = Lower(text);
+         const std::string lower = AsciiLower(text);
          if (lower != "none" && lower != "hash" && lower != "range") {
            return InvalidArgument("{} must be 'none', 'hash' or 'range', got '{}'", k, text);
          }

@@ -3,15 +3,10 @@
 #include <charconv>
 #include <limits>
 
+#include "lakesync/common/text.h"
 #include "lakesync/sink/sink_config_internal.h"
 
 namespace lakesync::sink::internal {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
@@ -39,7 +34,7 @@ Result<std::string> DecodeString(std::string_view key, const Json& value) {
 Result<bool> DecodeBool(std::string_view key, const Json& value) {
   if (value.is_boolean()) return value.get<bool>();
   if (value.is_string()) {
-    const std::string v = Lower(value.get<std::string>());
+    const std::string v = AsciiLower(value.get<std::string>());
     if (v == "true") return true;
     if (v == "false") return false;
   }
@@ -139,7 +134,7 @@ Result<ErrorHandling> DecodeErrorHandling(std::string_view key, const Json& valu
 }
 
 Result<WriteMode> ParseMode(const std::string& text) {
-  const std::string v = Lower(text);
+  const std::string v = AsciiLower(text);
   if (v == "append") return WriteMode::kAppend;
   if (v == "merge-on-read") return WriteMode::kMergeOnRead;
   // Beam's message, word for word.
@@ -147,7 +142,7 @@ Result<WriteMode> ParseMode(const std::string& text) {
 }
 
 Result<DeleteStrategy> ParseDeleteStrategy(std::string_view key, const std::string& text) {
-  const std::string v = Lower(text);
+  const std::string v = AsciiLower(text);
   if (v == "position") return DeleteStrategy::kPosition;
   if (v == "equality") return DeleteStrategy::kEquality;
   return InvalidArgument("{} must be 'position' or 'equality', got '{}'", key, text);
@@ -184,7 +179,7 @@ Status CheckSinkId(std::string_view key, const std::string& id) {
 Status CheckSnapshotProperties(std::string_view key, const StringMap& properties) {
   for (const auto& [name, value] : properties) {
     for (std::string_view prefix : {kReservedSummaryPrefixLakesync, kReservedSummaryPrefixBeam}) {
-      if (StartsWith(Lower(name), prefix)) {
+      if (StartsWith(AsciiLower(name), prefix)) {
         return InvalidArgument("{}: '{}' uses the reserved prefix '{}', which belongs to the sinks' exactly-once "
                                "bookkeeping",
                                key, name, prefix);

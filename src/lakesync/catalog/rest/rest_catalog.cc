@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "lakesync/common/logging.h"
+#include "lakesync/common/text.h"
 #include "lakesync/common/version.h"
 #include "lakesync/http/status_codes.h"
 #include "lakesync/http/url.h"
@@ -17,12 +18,6 @@ namespace {
 
 using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 std::optional<std::string> Get(const Properties& props, const char* key) {
   auto it = props.find(key);
@@ -44,7 +39,7 @@ Result<int64_t> PositiveInt(const std::string& catalog, const Properties& props,
 Result<bool> Bool(const std::string& catalog, const Properties& props, const char* key, bool fallback) {
   auto v = Get(props, key);
   if (!v) return fallback;
-  const std::string l = Lower(*v);
+  const std::string l = AsciiLower(*v);
   if (l == "true") return true;
   if (l == "false") return false;
   return InvalidArgument("catalog '{}': catalog_properties.{} must be true or false, got '{}'", catalog, key, *v);
@@ -54,7 +49,7 @@ Result<bool> Bool(const std::string& catalog, const Properties& props, const cha
 Result<std::string> AuthType(const std::string& catalog, const Properties& props) {
   auto type = Get(props, kPropAuthType);
   if (!type) return (Get(props, kPropToken) || Get(props, kPropCredential)) ? "oauth2" : "none";
-  const std::string t = Lower(*type);
+  const std::string t = AsciiLower(*type);
   if (t == "none" || t == "oauth2") return t;
   return Unsupported(
       "catalog '{}': catalog_properties.{} '{}' is not supported; lakesync's REST client supports none and oauth2 "

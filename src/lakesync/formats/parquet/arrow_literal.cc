@@ -6,6 +6,7 @@
 #include <arrow/type.h>
 #include <arrow/util/decimal.h>
 
+#include "lakesync/common/arithmetic.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
 
 namespace lakesync::parquet_io {
@@ -13,8 +14,6 @@ namespace {
 
 using iceberg::Literal;
 using iceberg::TypeId;
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 bool IsNanosType(TypeId id) { return id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs; }
 

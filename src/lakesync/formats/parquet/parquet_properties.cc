@@ -16,6 +16,8 @@
 #include <cstring>
 #include <limits>
 
+#include "lakesync/common/text.h"
+
 namespace lakesync::parquet_io {
 namespace {
 
@@ -51,8 +53,7 @@ Status ReadBloomFilters(const std::map<std::string, std::string>& properties, Pa
   std::map<std::string, double> fpp;
   for (const auto& [key, value] : properties) {
     if (!StartsWith(key, "write.parquet.bloom-filter-")) continue;
-    std::string lower;
-    for (char c : value) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    const std::string lower = AsciiLower(value);
     if (StartsWith(key, kParquetBloomEnabledPrefix) && key.size() > std::strlen(kParquetBloomEnabledPrefix)) {
       const std::string column = key.substr(std::strlen(kParquetBloomEnabledPrefix));
       if (lower == "true") {
@@ -97,8 +98,7 @@ Result<ParquetWriteProperties> ParquetWriteProperties::FromTableProperties(
   ParquetWriteProperties out;
   std::string key;
   if (const std::string* v = Lookup(properties, kParquetCompressionCodec, for_delete_files, &key)) {
-    std::string name;
-    for (char c : *v) name.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    const std::string name = AsciiLower(*v);
     if (name == "zstd") {
       out.codec = arrow::Compression::ZSTD;
     } else if (name == "snappy") {

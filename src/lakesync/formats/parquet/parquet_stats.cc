@@ -2,6 +2,7 @@
 #include <parquet/statistics.h>
 #include <parquet/types.h>
 
+#include "lakesync/common/arithmetic.h"
 #include "lakesync/formats/parquet/parquet_stats_internal.h"
 
 namespace lakesync::parquet_io::internal {
@@ -9,8 +10,6 @@ namespace {
 
 using iceberg::Literal;
 using iceberg::TypeId;
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 bool IsTimestamp(TypeId id) {
   return id == TypeId::kTimestamp || id == TypeId::kTimestampTz || id == TypeId::kTimestampNs ||

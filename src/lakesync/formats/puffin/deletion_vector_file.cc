@@ -11,10 +11,6 @@ namespace {
 // The largest blob the 32-bit length field allows: L = 4 + V <= INT32_MAX, content = L + 8.
 constexpr int64_t kMaxDeletionVectorBlobSize = int64_t{INT32_MAX} + 8;
 
-std::string_view View(const arrow::Buffer& buffer) {
-  return {reinterpret_cast<const char*>(buffer.data()), static_cast<size_t>(buffer.size())};
-}
-
 }  // namespace
 
 Result<PositionBitmap> ReadDeletionVector(arrow::io::RandomAccessFile& file, int64_t content_offset,
@@ -33,7 +29,7 @@ Result<PositionBitmap> ReadDeletionVector(arrow::io::RandomAccessFile& file, int
     return Corrupt("deletion vector at offset {} ({} bytes) extends past end of file: only {} bytes could be read",
                    content_offset, content_size_in_bytes, blob->size());
   }
-  LS_ASSIGN_OR_RAISE_CTX(PositionBitmap positions, DeserializeDeletionVector(View(*blob), expected_cardinality),
+  LS_ASSIGN_OR_RAISE_CTX(PositionBitmap positions, DeserializeDeletionVector(std::string_view(*blob), expected_cardinality),
                          "deletion vector at offset {} ({} bytes)", content_offset, content_size_in_bytes);
   return positions;
 }
@@ -96,7 +92,7 @@ Result<PositionBitmap> ReadDeletionVectorBlob(const PuffinReader& reader, const 
                    text);
   }
   LS_ASSIGN_OR_RAISE_CTX(std::shared_ptr<arrow::Buffer> bytes, reader.ReadBlob(blob), "reading {}", name);
-  LS_ASSIGN_OR_RAISE_CTX(PositionBitmap positions, DeserializeDeletionVector(View(*bytes), cardinality),
+  LS_ASSIGN_OR_RAISE_CTX(PositionBitmap positions, DeserializeDeletionVector(std::string_view(*bytes), cardinality),
                          "reading {}", name);
   return positions;
 }

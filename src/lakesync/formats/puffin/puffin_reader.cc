@@ -14,10 +14,6 @@ constexpr int64_t kFooterTrailerSize = 12;
 // whole footer of any file with a few dozen blobs.
 constexpr int64_t kSpeculativeTailSize = 16 * 1024;
 
-std::string_view View(const arrow::Buffer& buffer) {
-  return {reinterpret_cast<const char*>(buffer.data()), static_cast<size_t>(buffer.size())};
-}
-
 Status CheckMagic(std::string_view found, int64_t offset, std::string_view which) {
   if (found != kPuffinMagic) {
     return Corrupt("Puffin {} magic mismatch at offset {}: expected {} (\"PFA1\"), found {}", which, offset,
@@ -95,7 +91,7 @@ Status PuffinReader::ReadFooter() {
     return IOError("short read of the Puffin footer: wanted {} bytes at offset {}, got {}", tail_size,
                    file_size_ - tail_size, tail->size());
   }
-  std::string_view tail_view = View(*tail);
+  std::string_view tail_view = std::string_view(*tail);
   const std::string_view trailer = tail_view.substr(tail_view.size() - kFooterTrailerSize);
   ARROW_RETURN_NOT_OK(CheckMagic(trailer.substr(8, 4), file_size_ - kPuffinMagicSize, "footer"));
 
@@ -130,14 +126,14 @@ Status PuffinReader::ReadFooter() {
       return IOError("short read of the Puffin footer: wanted {} bytes at offset {}, got {}", footer_size_,
                      file_size_ - footer_size_, tail->size());
     }
-    tail_view = View(*tail);
+    tail_view = std::string_view(*tail);
   }
   const std::string_view footer = tail_view.substr(tail_view.size() - footer_size_);
   const int64_t footer_start = file_size_ - footer_size_;
   ARROW_RETURN_NOT_OK(CheckMagic(footer.substr(0, 4), footer_start, "footer"));
 
   ARROW_ASSIGN_OR_RAISE(std::shared_ptr<arrow::Buffer> head, file_->ReadAt(0, kPuffinMagicSize));
-  ARROW_RETURN_NOT_OK(CheckMagic(View(*head), 0, "header"));
+  ARROW_RETURN_NOT_OK(CheckMagic(std::string_view(*head), 0, "header"));
 
   std::string_view payload = footer.substr(kPuffinMagicSize, payload_size);
   std::shared_ptr<arrow::Buffer> decompressed;
@@ -145,7 +141,7 @@ Status PuffinReader::ReadFooter() {
     LS_ASSIGN_OR_RAISE_CTX(decompressed,
                            internal::DecompressFrame(PuffinCodec::kLz4, payload, options_.max_footer_payload_size),
                            "decompressing the Puffin footer payload");
-    payload = View(*decompressed);
+    payload = std::string_view(*decompressed);
   }
   ARROW_ASSIGN_OR_RAISE(metadata_, ParseFileMetadata(payload));
   for (size_t i = 0; i < metadata_.blobs.size(); ++i) {
@@ -185,7 +181,7 @@ Result<std::shared_ptr<arrow::Buffer>> PuffinReader::ReadBlobImpl(const BlobMeta
   }
   if (codec == PuffinCodec::kNone) return stored;
   LS_ASSIGN_OR_RAISE_CTX(std::shared_ptr<arrow::Buffer> plain,
-                         internal::DecompressFrame(codec, View(*stored), options_.max_blob_size),
+                         internal::DecompressFrame(codec, std::string_view(*stored), options_.max_blob_size),
                          "decompressing Puffin {}", name);
   return plain;
 }

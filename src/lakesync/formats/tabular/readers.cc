@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "lakesync/common/executor.h"
+#include "lakesync/common/text.h"
 #include "lakesync/formats/parquet/parquet_properties.h"
 #include "lakesync/formats/parquet/row_group_units.h"
 #include "lakesync/formats/tabular/readers_internal.h"
@@ -21,12 +22,6 @@
 
 namespace lakesync::tabular {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -178,7 +173,7 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenParquet(std::shared_ptr<ar
 }  // namespace
 
 Result<Format> ParseFormat(std::string_view name) {
-  const std::string n = Lower(name);
+  const std::string n = AsciiLower(name);
   if (n == "parquet") return Format::kParquet;
   if (n == "csv") return Format::kCsv;
   if (n == "jsonl" || n == "json" || n == "ndjson") return Format::kJsonl;
@@ -187,7 +182,7 @@ Result<Format> ParseFormat(std::string_view name) {
 }
 
 Result<Format> FormatFromPath(std::string_view location) {
-  const std::string l = Lower(location);
+  const std::string l = AsciiLower(location);
   if (EndsWith(l, ".parquet") || EndsWith(l, ".parq")) return Format::kParquet;
   if (EndsWith(l, ".csv")) return Format::kCsv;
   if (EndsWith(l, ".jsonl") || EndsWith(l, ".ndjson") || EndsWith(l, ".json")) return Format::kJsonl;

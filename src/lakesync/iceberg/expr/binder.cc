@@ -6,6 +6,7 @@
 #include <cctype>
 #include <limits>
 
+#include "lakesync/common/text.h"
 #include "lakesync/iceberg/expr/literal_conversion_internal.h"
 #include "lakesync/iceberg/expr/parser.h"
 
@@ -13,12 +14,6 @@ namespace lakesync::iceberg {
 namespace {
 
 using internal::ConvertedLiteral;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 std::string Join(const std::vector<std::string>& parts) {
   std::string out;
@@ -84,10 +79,10 @@ const NestedField* FindChild(const Type& st, const std::string& name, bool case_
                              const std::string& path_for_errors) {
   const NestedField* exact = nullptr;
   std::vector<const NestedField*> folded;
-  const std::string lower = Lower(name);
+  const std::string lower = AsciiLower(name);
   for (const auto& f : st.fields()) {
     if (f.name == name) exact = &f;
-    if (!case_sensitive && Lower(f.name) == lower) folded.push_back(&f);
+    if (!case_sensitive && AsciiLower(f.name) == lower) folded.push_back(&f);
   }
   if (exact) return exact;
   if (folded.size() > 1) {

@@ -8,6 +8,9 @@
 #include <limits>
 #include <optional>
 
+#include "lakesync/common/arithmetic.h"
+#include "lakesync/common/text.h"
+
 namespace lakesync::iceberg::internal {
 namespace {
 
@@ -16,14 +19,6 @@ using Converted = ConvertedLiteral;
 
 constexpr int64_t kMicrosPerDay = 86400LL * 1000000LL;
 constexpr int64_t kNanosPerDay = 86400LL * 1000000000LL;
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 bool IsNumeric(Kind k) { return k == Kind::kInteger || k == Kind::kDecimal || k == Kind::kFloat; }
 
@@ -35,7 +30,7 @@ struct ExactNumber {
 };
 
 std::optional<ExactNumber> ParseExactNumber(std::string_view text) {
-  text = Trim(text);
+  text = TrimSpace(text);
   ExactNumber n;
   size_t i = 0;
   if (i < text.size() && (text[i] == '+' || text[i] == '-')) n.negative = text[i++] == '-';
@@ -183,7 +178,7 @@ class Converter {
         return Mismatch("");
       case TypeId::kUuid: {
         if (lit_.kind != Kind::kString) return Mismatch(": write the UUID as a quoted string");
-        auto bytes = ParseUuid(Trim(lit_.text));
+        auto bytes = ParseUuid(TrimSpace(lit_.text));
         if (!bytes.ok()) return Invalid("is not a UUID");
         return Exact(Literal(Bytes{*std::move(bytes)}));
       }
@@ -221,7 +216,7 @@ class Converter {
   Result<Converted> ToBoolean() {
     if (lit_.kind == Kind::kBoolean) return Exact(Literal(lit_.text == "true"));
     if (lit_.kind == Kind::kString) {
-      std::string lower(Trim(lit_.text));
+      std::string lower(TrimSpace(lit_.text));
       std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
       if (lower == "true" || lower == "false") return Exact(Literal(lower == "true"));
       return Invalid("is not a boolean (true or false)");
@@ -253,7 +248,7 @@ class Converter {
   template <typename T>
   Result<Converted> ToFloating() {
     if (!IsNumeric(lit_.kind) && lit_.kind != Kind::kString) return Mismatch("");
-    std::string_view text = Trim(lit_.text);
+    std::string_view text = TrimSpace(lit_.text);
     if (!text.empty() && text.front() == '+') text.remove_prefix(1);
     T v{};
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -269,7 +264,7 @@ class Converter {
   // Parses the literal as an instant in micros (or nanos); `exact` is false when the text has more
   // fractional digits than the unit keeps (the value is then floored).
   Result<std::pair<int64_t, bool>> Instant(bool nanos) {
-    const std::string_view text = Trim(lit_.text);
+    const std::string_view text = TrimSpace(lit_.text);
     auto v = ParseTimestamp(text, nanos);
     if (v.ok()) {
       auto days = ParseDate(text.substr(0, std::min(text.find_first_of("T ", 8), text.size())));
@@ -285,13 +280,13 @@ class Converter {
 
   Result<Converted> ToDate() {
     if (lit_.kind == Kind::kDate || lit_.kind == Kind::kString) {
-      auto days = ParseDate(Trim(lit_.text));
+      auto days = ParseDate(TrimSpace(lit_.text));
       if (days.ok()) {
-        ARROW_RETURN_NOT_OK(CheckCalendar(Trim(lit_.text), *days));
+        ARROW_RETURN_NOT_OK(CheckCalendar(TrimSpace(lit_.text), *days));
         return Exact(Literal(*days));
       }
-      if (lit_.kind == Kind::kDate || !HasTimeOfDay(Trim(lit_.text))) {
-        return Invalid(LooksLikeDate(Trim(lit_.text)) ? "is not a valid date" : "is not a date (expected 'yyyy-mm-dd')");
+      if (lit_.kind == Kind::kDate || !HasTimeOfDay(TrimSpace(lit_.text))) {
+        return Invalid(LooksLikeDate(TrimSpace(lit_.text)) ? "is not a valid date" : "is not a date (expected 'yyyy-mm-dd')");
       }
     } else if (lit_.kind != Kind::kTimestamp && lit_.kind != Kind::kTimestampTz) {
       return Mismatch(": write dates as DATE 'yyyy-mm-dd' or 'yyyy-mm-dd'");
@@ -304,7 +299,7 @@ class Converter {
 
   Result<Converted> ToTime() {
     if (lit_.kind != Kind::kString) return Mismatch(": write times as 'hh:mm:ss[.ffffff]'");
-    auto v = ParseTime(Trim(lit_.text));
+    auto v = ParseTime(TrimSpace(lit_.text));
     if (!v.ok()) return Invalid("is not a time of day (expected 'hh:mm:ss[.ffffff]')");
     return Exact(Literal(*v));
   }
@@ -314,9 +309,9 @@ class Converter {
     const bool nanos = id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs;
     const bool zoned = id == TypeId::kTimestampTz || id == TypeId::kTimestampTzNs;
     if (lit_.kind == Kind::kDate) {
-      auto days = ParseDate(Trim(lit_.text));
+      auto days = ParseDate(TrimSpace(lit_.text));
       if (!days.ok()) return Invalid("is not a date (expected 'yyyy-mm-dd')");
-      ARROW_RETURN_NOT_OK(CheckCalendar(Trim(lit_.text), *days));
+      ARROW_RETURN_NOT_OK(CheckCalendar(TrimSpace(lit_.text), *days));
       const __int128 v = static_cast<__int128>(*days) * (nanos ? kNanosPerDay : kMicrosPerDay);
       if (v > std::numeric_limits<int64_t>::max()) return Converted{Converted::Kind::kAboveMax, Literal()};
       if (v < std::numeric_limits<int64_t>::min()) return Converted{Converted::Kind::kBelowMin, Literal()};
@@ -325,7 +320,7 @@ class Converter {
     if (lit_.kind != Kind::kString && lit_.kind != Kind::kTimestamp && lit_.kind != Kind::kTimestampTz) {
       return Mismatch(": write timestamps as TIMESTAMP 'yyyy-mm-dd hh:mm:ss' or a quoted string");
     }
-    if (!zoned && HasZone(Trim(lit_.text))) {
+    if (!zoned && HasZone(TrimSpace(lit_.text))) {
       return InvalidArgument("column '{}' is a {} without time zone and cannot be compared with {}, which has a "
                              "zone offset", column_, type_.ToString(), lit_.ToString());
     }

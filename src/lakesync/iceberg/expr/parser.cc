@@ -11,6 +11,8 @@
 #include <cctype>
 #include <optional>
 
+#include "lakesync/common/text.h"
+
 namespace lakesync::iceberg {
 namespace {
 
@@ -22,12 +24,6 @@ struct Token {
   std::string raw;    // the source text of the token, for messages
   size_t position = 0;  // 1-based
 };
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
@@ -166,7 +162,7 @@ class Parser {
   }
 
   bool IsKeyword(const Token& t, std::string_view word) const {
-    return t.kind == TokenKind::kIdent && Lower(t.text) == word;
+    return t.kind == TokenKind::kIdent && AsciiLower(t.text) == word;
   }
   bool AcceptKeyword(std::string_view word) {
     if (!IsKeyword(Peek(), word)) return false;
@@ -197,7 +193,7 @@ class Parser {
   bool IsReserved(const Token& t) const {
     static const char* kWords[] = {"and", "or", "not", "is", "null", "in", "between", "like", "true", "false"};
     if (t.kind != TokenKind::kIdent) return false;
-    const std::string lower = Lower(t.text);
+    const std::string lower = AsciiLower(t.text);
     return std::any_of(std::begin(kWords), std::end(kWords), [&](const char* w) { return lower == w; });
   }
 
@@ -474,7 +470,7 @@ class Parser {
       return UnboundLiteral::Boolean(IsKeyword(t, "true"));
     }
     if (IsTypedLiteralStart()) {
-      const std::string word = Lower(Next().text);
+      const std::string word = AsciiLower(Next().text);
       const Token& s = Next();
       UnboundLiteral out;
       out.kind = word == "date"        ? UnboundLiteral::Kind::kDate

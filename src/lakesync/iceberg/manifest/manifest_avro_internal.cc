@@ -341,4 +341,32 @@ TypePtr InferIcebergType(const avro::AvroNode& node) {
   }
 }
 
+// The value of field `index` of a record, or nullopt when the writer has no such field or wrote null.
+Result<std::optional<avro_value_t>> OptionalChild(const avro_value_t& record, int index) {
+  if (index < 0) return std::nullopt;
+  ARROW_ASSIGN_OR_RAISE(avro_value_t child, avro::ChildAt(record, static_cast<size_t>(index)));
+  return avro::NonNullValue(child);
+}
+
+Result<avro_value_t> RequiredChild(const avro_value_t& record, int index) {
+  ARROW_ASSIGN_OR_RAISE(auto child, OptionalChild(record, index));
+  if (!child) return Corrupt("required value is null");
+  return *child;
+}
+
+Result<std::optional<int64_t>> OptionalLong(const avro_value_t& record, int index) {
+  ARROW_ASSIGN_OR_RAISE(auto child, OptionalChild(record, index));
+  if (!child) return std::nullopt;
+  return avro::ReadLong(*child);
+}
+
+std::string_view StatusName(ManifestEntryStatus status) {
+  switch (status) {
+    case ManifestEntryStatus::kExisting: return "EXISTING";
+    case ManifestEntryStatus::kAdded: return "ADDED";
+    case ManifestEntryStatus::kDeleted: return "DELETED";
+  }
+  return "?";
+}
+
 }  // namespace lakesync::iceberg::internal

@@ -6,13 +6,16 @@
 #include <avro.h>
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "lakesync/common/status.h"
 #include "lakesync/formats/avro/avro_schema.h"
+#include "lakesync/iceberg/model/data_file.h"
 #include "lakesync/iceberg/model/literal.h"
 #include "lakesync/iceberg/model/types.h"
 
@@ -96,5 +99,16 @@ Status WriteLiteral(avro_value_t* value, const Type& type, const Literal& litera
 Result<Literal> ReadLiteral(const avro_value_t& value, const Type& expected);
 // The Iceberg type an Avro type (with its logical type) stands for, when nothing better is known.
 TypePtr InferIcebergType(const avro::AvroNode& node);
+
+// Reading manifest and manifest-list records by field index, for the manifest reader and the
+// manifest-list reader alike. An index of -1 means the writer's schema has no such field.
+// The value of field `index` of a record, or nullopt when the writer has no such field or wrote null.
+Result<std::optional<avro_value_t>> OptionalChild(const avro_value_t& record, int index);
+// The value of field `index`; an error when it is missing or null.
+Result<avro_value_t> RequiredChild(const avro_value_t& record, int index);
+Result<std::optional<int64_t>> OptionalLong(const avro_value_t& record, int index);
+
+// The entry status as the spec spells it ("EXISTING", "ADDED", "DELETED"), for messages and JSON.
+std::string_view StatusName(ManifestEntryStatus status);
 
 }  // namespace lakesync::iceberg::internal

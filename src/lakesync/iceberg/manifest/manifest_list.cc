@@ -14,6 +14,9 @@ namespace lakesync::iceberg {
 namespace lf = internal::list_field;
 using avro::AvroNode;
 using avro::AvroType;
+using internal::OptionalChild;
+using internal::OptionalLong;
+using internal::RequiredChild;
 
 namespace {
 
@@ -91,24 +94,6 @@ Result<std::optional<int64_t>> MetadataLong(const avro::AvroFileReader& reader, 
     return Corrupt("{}: metadata '{}' is not an integer: '{}'", reader.name(), key, *text);
   }
   return v;
-}
-
-Result<std::optional<avro_value_t>> OptionalChild(const avro_value_t& record, int index) {
-  if (index < 0) return std::nullopt;
-  ARROW_ASSIGN_OR_RAISE(avro_value_t child, avro::ChildAt(record, static_cast<size_t>(index)));
-  return avro::NonNullValue(child);
-}
-
-Result<avro_value_t> RequiredChild(const avro_value_t& record, int index) {
-  ARROW_ASSIGN_OR_RAISE(auto child, OptionalChild(record, index));
-  if (!child) return Corrupt("required value is null");
-  return *child;
-}
-
-Result<std::optional<int64_t>> OptionalLong(const avro_value_t& record, int index) {
-  ARROW_ASSIGN_OR_RAISE(auto child, OptionalChild(record, index));
-  if (!child) return std::nullopt;
-  return avro::ReadLong(*child);
 }
 
 struct ListLayout {

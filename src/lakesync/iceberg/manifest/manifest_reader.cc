@@ -16,6 +16,10 @@ namespace lakesync::iceberg {
 namespace ef = internal::entry_field;
 using avro::AvroNode;
 using avro::AvroType;
+using internal::OptionalChild;
+using internal::OptionalLong;
+using internal::RequiredChild;
+using internal::StatusName;
 
 namespace {
 
@@ -50,34 +54,6 @@ Result<std::optional<int64_t>> ParseLong(const std::optional<std::string>& text)
   auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
   if (ec != std::errc() || end != text->data() + text->size()) return Corrupt("'{}' is not an integer", *text);
   return v;
-}
-
-std::string_view StatusName(ManifestEntryStatus status) {
-  switch (status) {
-    case ManifestEntryStatus::kExisting: return "EXISTING";
-    case ManifestEntryStatus::kAdded: return "ADDED";
-    case ManifestEntryStatus::kDeleted: return "DELETED";
-  }
-  return "?";
-}
-
-// The value of field `index` of a record, or nullopt when the writer has no such field or wrote null.
-Result<std::optional<avro_value_t>> OptionalChild(const avro_value_t& record, int index) {
-  if (index < 0) return std::nullopt;
-  ARROW_ASSIGN_OR_RAISE(avro_value_t child, avro::ChildAt(record, static_cast<size_t>(index)));
-  return avro::NonNullValue(child);
-}
-
-Result<avro_value_t> RequiredChild(const avro_value_t& record, int index) {
-  ARROW_ASSIGN_OR_RAISE(auto child, OptionalChild(record, index));
-  if (!child) return Corrupt("required value is null");
-  return *child;
-}
-
-Result<std::optional<int64_t>> OptionalLong(const avro_value_t& record, int index) {
-  ARROW_ASSIGN_OR_RAISE(auto child, OptionalChild(record, index));
-  if (!child) return std::nullopt;
-  return avro::ReadLong(*child);
 }
 
 Result<std::optional<int32_t>> OptionalInt(const avro_value_t& record, int index) {

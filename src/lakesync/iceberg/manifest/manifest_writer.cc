@@ -12,6 +12,8 @@
 
 namespace lakesync::iceberg {
 
+using internal::StatusName;
+
 struct ManifestWriter::Layout {
   int status, snapshot_id, sequence_number, file_sequence_number, data_file;
   int content, file_path, file_format, partition, record_count, file_size, column_sizes, value_counts,
@@ -78,15 +80,6 @@ Status SetList(avro_value_t* record, int index, const std::vector<T>& list) {
     }
   }
   return Status::OK();
-}
-
-std::string_view StatusName(ManifestEntryStatus status) {
-  switch (status) {
-    case ManifestEntryStatus::kExisting: return "EXISTING";
-    case ManifestEntryStatus::kAdded: return "ADDED";
-    case ManifestEntryStatus::kDeleted: return "DELETED";
-  }
-  return "?";
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <regex>
 #include <utility>
 
+#include "lakesync/common/arithmetic.h"
+
 namespace lakesync::iceberg {
 namespace {
 
@@ -57,8 +59,6 @@ void CivilFromDays(int64_t z, int64_t& y, unsigned& m, unsigned& d) {
 }
 
 namespace {
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 std::string FormatFraction(int64_t fraction, int digits) {
   if (fraction == 0) return "";

@@ -6,17 +6,10 @@
 #include <optional>
 #include <vector>
 
+#include "lakesync/common/text.h"
+
 namespace lakesync::iceberg {
 namespace {
-
-std::string Trimmed(std::string_view text) {
-  size_t b = 0, e = text.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
-  std::string out(text.substr(b, e - b));
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Collects the ids of a field and everything nested in it.
 void CollectIds(const iceberg::NestedField& field, std::vector<int32_t>& out) {
@@ -59,7 +52,7 @@ void EncodeUtf8(uint32_t cp, std::string& out) {
 }  // namespace
 
 Result<MetricsMode> MetricsMode::Parse(std::string_view text) {
-  const std::string t = Trimmed(text);
+  const std::string t = AsciiLower(TrimSpace(text));
   if (t == "none") return None();
   if (t == "counts") return Counts();
   if (t == "full") return Full();

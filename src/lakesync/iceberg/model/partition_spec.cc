@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "lakesync/common/arithmetic.h"
+
 namespace lakesync::iceberg {
 
 std::shared_ptr<const PartitionSpec> PartitionSpec::Unpartitioned() {
@@ -86,8 +88,6 @@ std::string EscapePathSegment(const std::string& v) {
   }
   return out;
 }
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 // The human form of a partition value, as Java's Transform.toHumanString writes it: year, month and
 // hour ordinals become "2017", "2017-11" and "2017-11-16-22" rather than units since 1970.

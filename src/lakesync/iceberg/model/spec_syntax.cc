@@ -6,20 +6,10 @@
 #include <charconv>
 #include <regex>
 
+#include "lakesync/common/text.h"
+
 namespace lakesync::iceberg {
 namespace {
-
-std::string Trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 struct Term {
   Transform transform;
@@ -35,16 +25,16 @@ Result<Term> ParseTerm(const std::string& text, const Schema& schema, std::strin
   std::smatch m;
   std::string fn, col, arg;
   if (std::regex_match(text, m, kCall)) {
-    fn = Lower(m[1]);
+    fn = AsciiLower(m[1].str());
     col = m[2];
     arg = m[3].matched ? m[3].str() : "";
   } else if (std::regex_match(text, m, kBracket)) {
-    fn = Lower(m[1]);
+    fn = AsciiLower(m[1].str());
     arg = m[2];
     col = m[3];
   } else {
     fn = "identity";
-    col = Trim(text);
+    col = TrimSpace(text);
     if (col.empty() || col.find_first_of("() ,") != std::string::npos) {
       return InvalidArgument("invalid {} '{}': expected a column or a transform such as bucket(col, 16)", what, text);
     }
@@ -115,13 +105,13 @@ std::vector<std::string> SplitTopLevelCommas(std::string_view text) {
     if (c == '(' || c == '[') ++depth;
     if (c == ')' || c == ']') --depth;
     if (c == ',' && depth == 0) {
-      if (!Trim(cur).empty()) out.push_back(Trim(cur));
+      if (!TrimSpace(cur).empty()) out.emplace_back(TrimSpace(cur));
       cur.clear();
     } else {
       cur.push_back(c);
     }
   }
-  if (!Trim(cur).empty()) out.push_back(Trim(cur));
+  if (!TrimSpace(cur).empty()) out.emplace_back(TrimSpace(cur));
   return out;
 }
 
@@ -150,7 +140,7 @@ Result<SortOrderPtr> ParseSortFields(const std::vector<std::string>& terms, cons
   order->order_id = terms.empty() ? 0 : 1;
   for (const auto& text : terms) {
     std::smatch m;
-    if (!std::regex_match(text, m, kSuffix) || Trim(m[1].str()).empty()) {
+    if (!std::regex_match(text, m, kSuffix) || TrimSpace(m[1].str()).empty()) {
       return InvalidArgument("invalid sort field '{}': expected '<column or transform> [asc|desc] [nulls first|last]'",
                              text);
     }
@@ -158,9 +148,9 @@ Result<SortOrderPtr> ParseSortFields(const std::vector<std::string>& terms, cons
     SortField f;
     f.transform = term.transform;
     f.source_id = term.source->id;
-    f.direction = m[2].matched && Lower(m[2].str()) == "desc" ? SortDirection::kDesc : SortDirection::kAsc;
+    f.direction = m[2].matched && AsciiLower(m[2].str()) == "desc" ? SortDirection::kDesc : SortDirection::kAsc;
     if (m[3].matched) {
-      f.null_order = Lower(m[3].str()) == "first" ? NullOrder::kNullsFirst : NullOrder::kNullsLast;
+      f.null_order = AsciiLower(m[3].str()) == "first" ? NullOrder::kNullsFirst : NullOrder::kNullsLast;
     } else {
       f.null_order = f.direction == SortDirection::kAsc ? NullOrder::kNullsFirst : NullOrder::kNullsLast;
     }

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <regex>
 
+#include "lakesync/common/arithmetic.h"
+
 namespace lakesync::iceberg {
 namespace {
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 bool IsTimestamp(TypeId id) {
   return id == TypeId::kTimestamp || id == TypeId::kTimestampTz || id == TypeId::kTimestampNs ||

@@ -7,6 +7,8 @@
 #include <charconv>
 #include <regex>
 
+#include "lakesync/common/text.h"
+
 namespace lakesync::iceberg {
 namespace {
 
@@ -150,8 +152,7 @@ Result<TypePtr> Type::ParsePrimitive(std::string_view name_view) {
   const std::string name(name_view);
   // Java lower-cases a type name before matching it (Types.fromPrimitiveString), so "LONG" and
   // "Decimal(10, 2)" are accepted; geo parameters (CRS names) keep their case.
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string lower = AsciiLower(name);
   for (int i = 0; i < static_cast<int>(TypeId::kStruct); ++i) {
     const auto id = static_cast<TypeId>(i);
     if (id == TypeId::kDecimal || id == TypeId::kFixed) continue;

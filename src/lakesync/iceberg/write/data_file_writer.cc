@@ -7,6 +7,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "lakesync/common/text.h"
+
 namespace lakesync::iceberg {
 namespace {
 
@@ -14,11 +16,6 @@ namespace {
 // size, within [kMinCheckRows, kMaxCheckRows] rows (Java checks every 1,000 rows).
 constexpr int64_t kMinCheckRows = 1000;
 constexpr int64_t kMaxCheckRows = 65536;
-
-std::string Lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 }  // namespace
 
@@ -61,10 +58,10 @@ Result<std::unique_ptr<RollingDataWriter>> RollingDataWriter::Make(DataWriterOpt
   if (options.max_open_files < 1) return InvalidArgument("max_open_files must be at least 1");
   if (!options.spec) options.spec = PartitionSpec::Unpartitioned();
   const auto& props = options.properties;
-  if (auto it = props.find("write.format.default"); it != props.end() && Lower(it->second) != "parquet") {
+  if (auto it = props.find("write.format.default"); it != props.end() && AsciiLower(it->second) != "parquet") {
     return Unsupported("table property write.format.default={}: only parquet data files can be written", it->second);
   }
-  if (auto it = props.find("write.object-storage.enabled"); it != props.end() && Lower(it->second) == "true") {
+  if (auto it = props.find("write.object-storage.enabled"); it != props.end() && AsciiLower(it->second) == "true") {
     return Unsupported("table property write.object-storage.enabled=true: the object storage layout is not supported");
   }
   std::unique_ptr<RollingDataWriter> w(new RollingDataWriter());

@@ -12,12 +12,11 @@
 
 #include <cstring>
 
+#include "lakesync/common/arithmetic.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
 
 namespace lakesync::iceberg {
 namespace {
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 bool IsNanos(TypeId id) { return id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs; }
 
