@@ -7,7 +7,8 @@
 //             delete application.
 //   arrow     the floor: the same data files read with plain parquet::arrow::FileReader (all columns,
 //             same batch size and threading, one batch reader per row group), no delete work at all;
-//             --whole-file reads each file with one batch reader instead.
+//             --whole-file reads each file with one batch reader instead; --verify-checksums checks
+//             every page's CRC32 as lakesync's reader does (parquet_io::ParquetReaderProperties).
 //   files     prints the plan (data files, their sizes and record counts, attached delete files) and
 //             times nothing.
 //
@@ -64,6 +65,7 @@ struct Args {
   std::string checksum_column;  // when set, also sums this int64 column (validation runs, not timed ones)
   int repeat = 1;
   bool whole_file = false;  // arrow mode: one batch reader over all row groups
+  bool verify_checksums = false;  // arrow mode: verify page CRCs, as lakesync's reader always does
   int threads = 0;          // the engine's executor (and Arrow's CPU pool) size; 0: the default
 };
 
@@ -243,9 +245,11 @@ Result<nlohmann::json> RunArrow(const std::shared_ptr<table::Table>& t, const Ar
     properties.set_batch_size(args.batch_rows);
     std::unique_ptr<parquet::arrow::FileReader> reader;
     try {
-      ARROW_ASSIGN_OR_RAISE(reader, parquet::arrow::FileReader::Make(arrow::default_memory_pool(),
-                                                                     parquet::ParquetFileReader::Open(input),
-                                                                     properties));
+      parquet::ReaderProperties file_properties(arrow::default_memory_pool());
+      if (args.verify_checksums) file_properties.set_page_checksum_verification(true);
+      ARROW_ASSIGN_OR_RAISE(reader, parquet::arrow::FileReader::Make(
+                                        arrow::default_memory_pool(),
+                                        parquet::ParquetFileReader::Open(input, file_properties), properties));
       // One batch reader per row group (what lakesync's reader does; the faster way here, so the
       // floor), or with --whole-file one over all row groups, which pre-buffers every column chunk of
       // the file at once.
@@ -355,6 +359,8 @@ int main(int argc, char** argv) {
   app.add_option("--checksum-column", args.checksum_column, "also sum this int64 column (for validation runs)");
   app.add_flag("--whole-file", args.whole_file,
                "arrow mode: one batch reader over all row groups instead of one per row group");
+  app.add_flag("--verify-checksums", args.verify_checksums,
+               "arrow mode: verify page checksums (CRC32) like lakesync's reader (docs/reliability.md)");
   app.add_option("--repeat", args.repeat, "measurements in this process")->check(CLI::PositiveNumber);
   app.add_option("--threads", args.threads, "threads of the engine's executor and Arrow's CPU pool (default: cores)")
       ->check(CLI::PositiveNumber);

@@ -16,6 +16,8 @@ One run:
        ls-reader       lakesync's Parquet reader on the same files, no deletes (a decomposition)
        arrow-floor     parquet::arrow::FileReader on the same files, one batch reader per row group,
                        no deletes (the floor)
+       arrow-floor-crc the floor verifying every page's CRC32, as lakesync's reader always does
+                       (docs/reliability.md): the floor for the same work on files that carry CRCs
        arrow-file      the same with one batch reader per file (reference: slower here)
        pyarrow         pyarrow.parquet.read_table of the same files (reference, materialises a Table)
        pyiceberg       table.scan(snapshot_id=...).to_arrow() through lakesync's SQLite catalog
@@ -49,9 +51,9 @@ NAMESPACE = "bench"
 TABLE = "bench.scan"
 LEVELS = [("0%", None), ("1%", "key < 10"), ("10%", "key < 100")]
 DELETE_KEY_BOUND = {"0%": 0, "1%": 10, "10%": 100}
-ENGINES = ["lakesync", "ls-reader", "arrow-floor", "arrow-file", "pyarrow", "pyiceberg", "duckdb", "duckdb-count"]
+ENGINES = ["lakesync", "ls-reader", "arrow-floor", "arrow-floor-crc", "arrow-file", "pyarrow", "pyiceberg", "duckdb", "duckdb-count"]
 CPP_MODES = {"lakesync": ["lakesync"], "lakesync-base": ["lakesync"], "ls-reader": ["reader"], "arrow-floor": ["arrow"],
-             "arrow-file": ["arrow", "--whole-file"]}
+             "arrow-floor-crc": ["arrow", "--verify-checksums"], "arrow-file": ["arrow", "--whole-file"]}
 PLAIN_READERS = ("arrow-floor", "arrow-file", "ls-reader", "pyarrow")  # no deletes: every row of the files
 
 
@@ -441,6 +443,9 @@ def main() -> None:
         CPP_MODES[f"lakesync-t{t}"] = ["lakesync", "--threads", str(t)]
         CPP_MODES[f"arrow-floor-t{t}"] = ["arrow", "--threads", str(t)]
         engines += [f"lakesync-t{t}", f"arrow-floor-t{t}"]
+        if "arrow-floor-crc" in engines:
+            CPP_MODES[f"arrow-floor-crc-t{t}"] = ["arrow", "--verify-checksums", "--threads", str(t)]
+            engines.append(f"arrow-floor-crc-t{t}")
     work = (args.work_dir or Path(f"/tmp/lakesync-scan-bench-{args.rows}")).resolve()
     state = set_up(work, build, args.rows, args.seed, args.keep)
     env = dict(os.environ, LAKESYNC_WAREHOUSE=state["warehouse"])
@@ -473,6 +478,7 @@ def main() -> None:
         s["ratios"] = {
             "lakesync_over_floor": med("lakesync") / med("arrow-floor"),
             "lakesync_over_floor_cpu": cpu_of("lakesync") / cpu_of("arrow-floor"),
+            "lakesync_over_floor_crc_cpu": cpu_of("lakesync") / cpu_of("arrow-floor-crc"),
             "reader_over_floor": med("ls-reader") / med("arrow-floor"),
             "pyiceberg_over_lakesync": med("pyiceberg") / med("lakesync"),
             "duckdb_over_lakesync": med("duckdb") / med("lakesync"),
@@ -484,6 +490,9 @@ def main() -> None:
             s["ratios"][f"lakesync_t{t}_over_floor_t{t}"] = med(f"lakesync-t{t}") / med(f"arrow-floor-t{t}")
             s["ratios"][f"lakesync_t{t}_over_floor_t{t}_cpu"] = (s[f"lakesync-t{t}"]["cpu_median_s"] /
                                                                  s[f"arrow-floor-t{t}"]["cpu_median_s"])
+            if f"arrow-floor-crc-t{t}" in s:
+                s["ratios"][f"lakesync_t{t}_over_floor_crc_t{t}_cpu"] = (s[f"lakesync-t{t}"]["cpu_median_s"] /
+                                                                         s[f"arrow-floor-crc-t{t}"]["cpu_median_s"])
         if len(thread_counts) > 1:
             lo, hi = thread_counts[0], thread_counts[-1]
             s["ratios"][f"lakesync_t{hi}_over_t{lo}"] = med(f"lakesync-t{hi}") / med(f"lakesync-t{lo}")

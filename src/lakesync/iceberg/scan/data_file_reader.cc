@@ -11,6 +11,7 @@
 #include <arrow/util/parallel.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -139,6 +140,107 @@ Result<std::shared_ptr<arrow::Array>> RunIndices(const std::vector<RowRun>& runs
   return FillIndices<arrow::Int64Array>(runs, kept);
 }
 
+// The bits of `bits` (from bit 0) whose row is kept in `keep`, packed from bit 0 of `out` (room for
+// whole 64-bit words). A byte of rows at a time: a byte whose 8 rows are all kept (43% of them at 10%
+// deleted at random) is appended whole, any other bit by bit; 3x faster than Take on booleans.
+void CompactBits(const uint8_t* bits, const uint8_t* keep, int64_t n, uint8_t* out) {
+  uint64_t word = 0;
+  int fill = 0;  // bits of `word` in use
+  auto flush = [&out](uint64_t w) {
+    std::memcpy(out, &w, sizeof(w));
+    out += sizeof(w);
+  };
+  auto append = [&](uint64_t packed, int count) {
+    word |= packed << fill;
+    fill += count;
+    if (fill >= 64) {
+      flush(word);
+      fill -= 64;
+      word = fill > 0 ? packed >> (count - fill) : 0;
+    }
+  };
+  const int64_t bytes = n / 8;
+  for (int64_t i = 0; i < bytes; ++i) {
+    uint64_t k = keep[i];
+    if (k == 0xFF) {
+      append(bits[i], 8);
+      continue;
+    }
+    uint64_t packed = 0;
+    int count = 0;
+    for (; k != 0; k &= k - 1, ++count) packed |= ((bits[i] >> std::countr_zero(k)) & 1ULL) << count;
+    if (count > 0) append(packed, count);
+  }
+  for (int64_t i = bytes * 8; i < n; ++i) {
+    if (arrow::bit_util::GetBit(keep, i)) append(arrow::bit_util::GetBit(bits, i) ? 1 : 0, 1);
+  }
+  if (fill > 0) flush(word);
+}
+
+// The kept rows of a boolean array with offset 0 (CompactBits on its values and validity).
+Result<std::shared_ptr<arrow::Array>> CompactBooleans(const arrow::Array& array, const uint8_t* keep, int64_t kept) {
+  const arrow::ArrayData& data = *array.data();
+  const int64_t words = (kept + 63) / 64;
+  auto compact = [&](const uint8_t* bits) -> Result<std::shared_ptr<arrow::Buffer>> {
+    ARROW_ASSIGN_OR_RAISE(std::shared_ptr<arrow::Buffer> out, arrow::AllocateBuffer(words * 8));
+    CompactBits(bits, keep, array.length(), out->mutable_data());
+    return out;
+  };
+  std::shared_ptr<arrow::Buffer> validity;
+  if (array.null_count() > 0) {
+    ARROW_ASSIGN_OR_RAISE(validity, compact(data.buffers[0]->data()));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto values, compact(data.buffers[1]->data()));
+  return arrow::MakeArray(arrow::ArrayData::Make(array.type(), kept, {validity, values},
+                                                 validity ? arrow::kUnknownNullCount : 0));
+}
+
+// How one column's kept rows are copied: whichever measured cheaper for its type and the batch's
+// runs of kept rows (docs/benchmarks.md, "The scan after issue-15k").
+enum class Selector {
+  kRuns,    // CopyRuns: a memcpy per run, for long runs (sparse deletes)
+  kFilter,  // Arrow's Filter with the keep bitmap as its mask: strings and binaries when runs are
+            // short, where it copies the values of a run at once and Take gathers them one by one
+  kBits,    // CompactBooleans: booleans (at offset 0) when runs are short
+  kTake,    // Arrow's Take with the kept rows' indices: everything else when runs are short (for
+            // fixed-width values it beats Filter, which calls memcpy per run)
+};
+
+Selector SelectorFor(const arrow::Array& column, bool long_runs) {
+  if (long_runs && CopyRunsHandles(column)) return Selector::kRuns;
+  switch (column.type_id()) {
+    case arrow::Type::STRING:
+    case arrow::Type::BINARY:
+    case arrow::Type::LARGE_STRING:
+    case arrow::Type::LARGE_BINARY:
+      return Selector::kFilter;
+    case arrow::Type::BOOL:
+      return column.offset() == 0 ? Selector::kBits : Selector::kTake;
+    default:
+      return Selector::kTake;
+  }
+}
+
+// The kept rows of `column` by `selector`: `runs` (`kept` rows) for kRuns, `indices` for kTake (made
+// when a column needs them), `mask` (the keep bitmap) for kFilter and kBits.
+Result<std::shared_ptr<arrow::Array>> SelectColumn(Selector selector, const std::shared_ptr<arrow::Array>& column,
+                                                   const std::vector<RowRun>& runs, int64_t kept,
+                                                   const std::shared_ptr<arrow::Array>& indices,
+                                                   const arrow::BooleanArray& mask) {
+  switch (selector) {
+    case Selector::kRuns:
+      return CopyRuns(*column, runs, kept);
+    case Selector::kTake:
+      return arrow::compute::Take(*column, *indices, arrow::compute::TakeOptions::NoBoundsCheck());
+    case Selector::kFilter: {
+      ARROW_ASSIGN_OR_RAISE(arrow::Datum filtered, arrow::compute::Filter(column, mask));
+      return filtered.make_array();
+    }
+    case Selector::kBits:
+      return CompactBooleans(*column, mask.values()->data(), kept);
+  }
+  return Status::Invalid("unknown row selector");
+}
 
 // The top-level field of `schema` that holds field `id` (itself when top-level).
 int32_t TopLevelIdOf(const Schema& schema, int32_t id) {
@@ -383,10 +485,9 @@ Result<std::optional<DataFileBatch>> DataFileReader::Process(const std::shared_p
 }
 
 // The rows of `columns` whose bit is set in `keep`. Runs of kept rows are found once per batch and
-// every column is copied run by run (CopyRuns), or gathered by Arrow's Take where CopyRuns does not
-// handle the type; with use_threads the columns are copied in parallel on Arrow's CPU pool. The copy
-// is what deletes cost a scan: on one core, after the columns were decoded on all of them, it would
-// add its whole time to the scan's.
+// each column is copied by its Selector; with use_threads the columns are copied in parallel on
+// Arrow's CPU pool. The copy is what deletes cost a scan: on one core, after the columns were decoded
+// on all of them, it would add its whole time to the scan's.
 Result<std::shared_ptr<arrow::RecordBatch>> SelectRows(const arrow::RecordBatch& batch, const arrow::Buffer& keep,
                                                      bool use_threads) {
   const int64_t n = batch.num_rows();
@@ -403,32 +504,27 @@ Result<std::shared_ptr<arrow::RecordBatch>> SelectRows(const arrow::RecordBatch&
     for (auto& c : columns) c = c->Slice(0, 0);
     return arrow::RecordBatch::Make(schema, 0, std::move(columns));
   }
-  // Copying run by run costs a call per run and column; when runs are short (dense deletes) a
-  // row-by-row gather is cheaper. Measured on the benchmark table (docs/benchmarks.md): runs win at
-  // 1% deleted (average run ~100 rows), Take wins at 10% (~9 rows).
+  // Copying run by run costs a call per run and column; when runs are short (dense deletes) Take or
+  // Filter is cheaper. Measured on the benchmark table (docs/benchmarks.md): runs win at 1% deleted
+  // (average run ~100 rows), not at 10% (~9 rows).
   constexpr int64_t kMinAverageRunForCopy = 16;
-  const bool by_runs = kept >= kMinAverageRunForCopy * static_cast<int64_t>(runs.size());
-  auto copies = [&](const arrow::Array& column) { return by_runs && CopyRunsHandles(column); };
+  const bool long_runs = kept >= kMinAverageRunForCopy * static_cast<int64_t>(runs.size());
+  std::vector<Selector> selectors;
+  for (const auto& c : columns) selectors.push_back(SelectorFor(*c, long_runs));
   std::shared_ptr<arrow::Array> indices;  // for Take, made only when a column needs it
-  for (const auto& c : columns) {
-    if (!copies(*c)) {
-      ARROW_ASSIGN_OR_RAISE(indices, RunIndices(runs, kept, n));
-      break;
-    }
+  if (std::find(selectors.begin(), selectors.end(), Selector::kTake) != selectors.end()) {
+    ARROW_ASSIGN_OR_RAISE(indices, RunIndices(runs, kept, n));
   }
+  // The keep bitmap as Filter's mask (not owned: it lives through this call).
+  const arrow::BooleanArray mask(n, std::make_shared<arrow::Buffer>(keep.data(), keep.size()));
   // Batches are at most batch_rows long; a copy of a small one is not worth a task hand-off.
   constexpr int64_t kMinRowsForThreads = 4096;
   const bool threads = use_threads && columns.size() > 1 && n >= kMinRowsForThreads;
   arrow::ArrayVector out(columns.size());
   ARROW_RETURN_NOT_OK(arrow::internal::OptionalParallelFor(
       threads, static_cast<int>(columns.size()), [&](int i) -> Status {
-        const arrow::Array& column = *columns[static_cast<size_t>(i)];
-        if (copies(column)) {
-          ARROW_ASSIGN_OR_RAISE(out[static_cast<size_t>(i)], CopyRuns(column, runs, kept));
-        } else {
-          ARROW_ASSIGN_OR_RAISE(out[static_cast<size_t>(i)],
-                                arrow::compute::Take(column, *indices, arrow::compute::TakeOptions::NoBoundsCheck()));
-        }
+        const auto c = static_cast<size_t>(i);
+        ARROW_ASSIGN_OR_RAISE(out[c], SelectColumn(selectors[c], columns[c], runs, kept, indices, mask));
         return Status::OK();
       }));
   return arrow::RecordBatch::Make(schema, kept, std::move(out));

@@ -135,9 +135,10 @@ class DataFileReader {
   std::shared_ptr<arrow::Schema> output_schema_;
 };
 
-// The rows of `batch` whose bit is set in `keep` (one bit per row): runs of kept rows are copied
-// column by column with memcpy where the type allows, else gathered with Arrow's Take; with
-// `use_threads` columns are copied in parallel on Arrow's CPU pool.
+// The rows of `batch` whose bit is set in `keep` (one bit per row, from bit 0): long runs of kept rows
+// are copied column by column with memcpy where the type allows; short runs are selected with Arrow's
+// Filter (strings, binaries), packed bit by bit (booleans) or gathered with Arrow's Take (the rest);
+// with `use_threads` columns are copied in parallel on Arrow's CPU pool.
 Result<std::shared_ptr<arrow::RecordBatch>> SelectRows(const arrow::RecordBatch& batch, const arrow::Buffer& keep,
                                                        bool use_threads);
 
