@@ -629,6 +629,29 @@ Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const Appl
       std::vector<std::shared_ptr<arrow::Table>> delete_images;
       std::vector<bool> delete_is_old_image;
     };
+    // A shard's delete images are conformed to the table's types in the shard, on the pool, so only
+    // their concatenation is left to this thread. Images resolved to positions are only read by key
+    // (key_resolver.h): they keep just the key columns. Equality deletes keep the whole image (the
+    // partition it names, SplitUnroutableDeletes).
+    const bool whole_images = config_.delete_strategy == DeleteStrategy::kEquality;
+    std::shared_ptr<arrow::Schema> image_schema = dest.delete_arrow;
+    if (!whole_images) {
+      arrow::FieldVector keys;
+      for (const auto& k : dest.key_columns) keys.push_back(dest.delete_arrow->GetFieldByName(k));
+      image_schema = arrow::schema(keys);
+    }
+    auto conform_image = [&](const arrow::Table& images) -> Result<std::shared_ptr<arrow::Table>> {
+      ARROW_ASSIGN_OR_RAISE(auto batch, images.CombineChunksToBatch());
+      if (!whole_images) {
+        std::vector<int> keep;  // a key column absent from the input is filled with nulls, as before
+        for (const auto& k : dest.key_columns) {
+          if (const int i = batch->schema()->GetFieldIndex(k); i >= 0) keep.push_back(i);
+        }
+        ARROW_ASSIGN_OR_RAISE(batch, batch->SelectColumns(keep));
+      }
+      ARROW_ASSIGN_OR_RAISE(auto conformed, tabular::ConformBatch(batch, image_schema, options.source_name));
+      return arrow::Table::FromRecordBatches({conformed});
+    };
     std::mutex started_mutex;
     std::vector<std::string> started;  // every file a shard began: deleted if any shard fails
     auto stage_shard = [&](size_t i) -> Result<ShardOutput> {
@@ -654,7 +677,8 @@ Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const Appl
             ARROW_RETURN_NOT_OK(writer->Write(conformed));
           }
           if (part->deletes->num_rows() > 0) {
-            out.delete_images.push_back(part->deletes);
+            ARROW_ASSIGN_OR_RAISE(auto image, conform_image(*part->deletes));
+            out.delete_images.push_back(std::move(image));
             out.delete_is_old_image.insert(out.delete_is_old_image.end(), part->delete_is_old_image.begin(),
                                            part->delete_is_old_image.end());
           }
@@ -698,13 +722,13 @@ Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const Appl
   }
   staged.data_files = std::move(data_files);
 
-  // Delete images as the table's Arrow types (the key encoding compares exact types).
+  // Delete images as the table's Arrow types (the key encoding compares exact types; each shard
+  // conformed its own), in one chunk.
   std::shared_ptr<arrow::Table> deletes;
   if (!delete_images.empty()) {
     ARROW_ASSIGN_OR_RAISE(auto concatenated, ConcatTables(delete_images, delete_images.front()->schema()));
     ARROW_ASSIGN_OR_RAISE(auto batch, concatenated->CombineChunksToBatch());
-    ARROW_ASSIGN_OR_RAISE(auto conformed, tabular::ConformBatch(batch, dest.delete_arrow, options.source_name));
-    ARROW_ASSIGN_OR_RAISE(deletes, arrow::Table::FromRecordBatches({conformed}));
+    ARROW_ASSIGN_OR_RAISE(deletes, arrow::Table::FromRecordBatches({batch}));
   }
   std::shared_ptr<arrow::Table> equality_deletes;
   if (deletes && config_.delete_strategy == DeleteStrategy::kEquality) {

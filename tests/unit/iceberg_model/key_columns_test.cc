@@ -231,6 +231,29 @@ TEST(KeySet, ManyDenseKeysProbedInBatches) {
   CheckSet({*members.Finish()}, {*probe.Finish()}, KeySet::Representation::kBitmap);
 }
 
+// FindAll loads the probe's words a block of rows at a time (KeyColumns::Words): probes longer than a
+// block, sliced at an odd offset, with nulls, of every single-word width and layout, must answer as
+// the row-by-row reading does.
+TEST(KeySet, SlicedNarrowProbesOverSeveralBlocks) {
+  auto check = [](const std::shared_ptr<arrow::DataType>& type, int64_t modulus) {
+    SCOPED_TRACE(type->ToString());
+    const bool boolean = type->id() == arrow::Type::BOOL;
+    auto value = [&](int64_t v) { return boolean ? std::string(v % 2 ? "true" : "false") : std::to_string(v); };
+    std::string members = "[", probe = "[";
+    for (int64_t i = 0; i < 40; ++i) members += (i ? ", " : "") + value((i * 3) % modulus);
+    for (int64_t i = 0; i < 3005; ++i) probe += (i ? ", " : "") + (i % 11 == 0 ? std::string("null") : value((i * 7) % modulus));
+    CheckSet({Json(type, members + "]")}, {Json(type, probe + "]")->Slice(5)});
+  };
+  check(arrow::int8(), 100);
+  check(arrow::int16(), 1000);
+  check(arrow::uint16(), 1000);
+  check(arrow::date32(), 1000);
+  check(arrow::float32(), 1000);
+  check(arrow::float64(), 1000);
+  check(arrow::int64(), 1000);
+  check(arrow::boolean(), 2);
+}
+
 // KeySequenceMap against a plain std::map of encoded keys (KeyColumns::AppendKey) to the highest
 // number, on random inserts: whichever layout Seal picks (dense ranks, word table, encoded keys),
 // every probe must answer what the std::map does.

@@ -216,6 +216,40 @@ uint64_t KeyColumns::Word(int64_t row) const {
   }
 }
 
+void KeyColumns::Words(int64_t begin, int64_t count, uint64_t* out) const {
+  const Column& c = columns_[0];
+  const int64_t r0 = c.offset + begin;
+  switch (c.layout) {
+    case Layout::kFloat:
+    case Layout::kDouble:
+      for (int64_t i = 0; i < count; ++i) out[i] = FloatWord(c, r0 + i);
+      return;
+    case Layout::kBit:
+      for (int64_t i = 0; i < count; ++i) out[i] = arrow::bit_util::GetBit(c.data, r0 + i) ? 1 : 0;
+      return;
+    default:
+      break;
+  }
+  // Fixed width of at most 8 bytes, zero-extended as Load does; a constant width per loop lets the
+  // compiler turn each load into one move.
+  const uint8_t* p = c.data + r0 * c.width;
+  switch (c.width) {
+    case 8: std::memcpy(out, p, static_cast<size_t>(count) * 8); return;
+    case 4: for (int64_t i = 0; i < count; ++i) out[i] = Load(p + i * 4, 4); return;
+    case 2: for (int64_t i = 0; i < count; ++i) out[i] = Load(p + i * 2, 2); return;
+    case 1: for (int64_t i = 0; i < count; ++i) out[i] = p[i]; return;
+    default:
+      for (int64_t i = 0; i < count; ++i) out[i] = Load(p + i * c.width, static_cast<size_t>(c.width));
+      return;
+  }
+}
+
+bool KeyColumns::may_have_nulls() const {
+  if (columns_.size() != 1) return false;
+  const Column& c = columns_[0];
+  return c.layout == Layout::kOther ? c.array->null_count() > 0 : c.validity != nullptr;
+}
+
 bool KeyColumns::Equal(int64_t i, int64_t j) const {
   for (const Column& c : columns_) {
     if (c.layout == Layout::kOther) {
@@ -590,21 +624,35 @@ int64_t KeySet::Find(const KeyColumns& keys, int64_t row) const {
 void KeySet::FindAll(const KeyColumns& keys, std::vector<int64_t>& out) const {
   const int64_t n = keys.length();
   out.resize(static_cast<size_t>(n));
-  if (representation_ != Representation::kWordTable || slots_.empty()) {
+  if (representation_ == Representation::kEncoded) {
     for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = Find(keys, i);
     return;
   }
-  // A probe of a large table is a cache miss: prefetching the slot kAhead rows before it is probed
-  // overlaps them (as KeySequenceMap::FindAll does).
+  // Single-word keys: the words are loaded a block at a time (KeyColumns::Words), not through
+  // Find's per-row calls, which were most of key resolution's probing. A probe of a large table is
+  // a cache miss: prefetching the slot kAhead rows before it is probed overlaps them (as
+  // KeySequenceMap::FindAll does). A null row's word is undefined: prefetched harmlessly, never used.
+  constexpr int64_t kBlock = 1024;
   constexpr int64_t kAhead = 16;
-  const size_t mask = slots_.size() - 1;
-  auto prefetch = [&](int64_t row) {
-    if (!keys.IsNull(row)) __builtin_prefetch(&slots_[static_cast<size_t>(SpreadWord(keys.Word(row))) & mask]);
-  };
-  for (int64_t i = 0; i < std::min(n, kAhead); ++i) prefetch(i);
-  for (int64_t i = 0; i < n; ++i) {
-    if (i + kAhead < n) prefetch(i + kAhead);
-    out[static_cast<size_t>(i)] = Find(keys, i);
+  const bool table = representation_ == Representation::kWordTable && !slots_.empty();
+  const size_t mask = table ? slots_.size() - 1 : 0;
+  const bool nulls = keys.may_have_nulls();
+  uint64_t words[kBlock];
+  for (int64_t start = 0; start < n; start += kBlock) {
+    const int64_t len = std::min(kBlock, n - start);
+    keys.Words(start, len, words);
+    int64_t* block_out = out.data() + start;
+    if (table) {
+      for (int64_t i = 0; i < std::min(len, kAhead); ++i) {
+        __builtin_prefetch(&slots_[static_cast<size_t>(SpreadWord(words[i])) & mask]);
+      }
+    }
+    for (int64_t i = 0; i < len; ++i) {
+      if (table && i + kAhead < len) {
+        __builtin_prefetch(&slots_[static_cast<size_t>(SpreadWord(words[i + kAhead])) & mask]);
+      }
+      block_out[i] = nulls && keys.IsNull(start + i) ? null_index_ : FindWord(words[i]);
+    }
   }
 }
 

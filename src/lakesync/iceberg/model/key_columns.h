@@ -56,6 +56,11 @@ class KeyColumns {
   bool IsNull(int64_t row) const;
   // The word of a single-word key (floats with NaN canonicalised); undefined for a null row.
   uint64_t Word(int64_t row) const;
+  // Word() of rows [begin, begin + count) into `out`, with one switch on the column's layout per call
+  // rather than per row: bulk probes (KeySet::FindAll over a data file's keys) are mostly this load.
+  void Words(int64_t begin, int64_t count, uint64_t* out) const;
+  // Whether IsNull can be true for some row (false lets bulk probes skip the per-row check).
+  bool may_have_nulls() const;
 
   enum class Layout { kFixed, kFloat, kDouble, kBit, kBinary32, kBinary64, kView, kOther };
   struct Column {
