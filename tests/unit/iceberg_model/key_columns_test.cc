@@ -7,6 +7,8 @@
 #include <arrow/api.h>
 #include <arrow/extension/uuid.h>
 #include <arrow/json/from_string.h>
+#include <arrow/util/bit_util.h>
+#include <algorithm>
 
 #include <cmath>
 #include <limits>
@@ -262,6 +264,39 @@ struct SequencedBatch {
   int64_t sequence;
 };
 
+// ClearAbove against the oracle: for thresholds below, between and above the recorded numbers, on
+// the whole probe and on a slice of it (an offset into the arrays' buffers), with a `live` bitmap
+// whose every third bit is already clear (those must stay clear and not be counted).
+void CheckClearAbove(const KeySequenceMap& map, const std::map<std::string, int64_t>& oracle,
+                     const std::vector<std::shared_ptr<arrow::Array>>& probe) {
+  std::vector<int64_t> numbers = {-1};
+  for (const auto& [key, number] : oracle) numbers.push_back(number);
+  std::sort(numbers.begin(), numbers.end());
+  const std::vector<int64_t> thresholds = {numbers.front(), numbers[numbers.size() / 2], numbers.back() - 1,
+                                           numbers.back()};
+  for (int64_t slice : {int64_t{0}, int64_t{13}}) {
+    std::vector<std::shared_ptr<arrow::Array>> columns;
+    for (const auto& c : probe) columns.push_back(c->Slice(slice));
+    auto keys = Keys(columns);
+    const int64_t n = keys.length();
+    for (int64_t threshold : thresholds) {
+      std::vector<uint8_t> live(static_cast<size_t>(arrow::bit_util::BytesForBits(n)), 0xFF);
+      for (int64_t i = 0; i < n; i += 3) arrow::bit_util::ClearBit(live.data(), i);
+      const int64_t cleared = map.ClearAbove(keys, threshold, live.data());
+      int64_t want_cleared = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        auto it = oracle.find(Encoded(keys, i));
+        const bool deleted = it != oracle.end() && it->second > threshold;
+        const bool was_live = i % 3 != 0;
+        want_cleared += deleted && was_live ? 1 : 0;
+        ASSERT_EQ(arrow::bit_util::GetBit(live.data(), i), was_live && !deleted)
+            << "row " << i << " threshold " << threshold << " slice " << slice;
+      }
+      EXPECT_EQ(cleared, want_cleared) << "threshold " << threshold;
+    }
+  }
+}
+
 void CheckSequenceMap(const std::vector<SequencedBatch>& inserts, const std::vector<std::shared_ptr<arrow::Array>>& probe,
                       KeySequenceMap::Representation expected) {
   KeySequenceMap map;
@@ -293,6 +328,7 @@ void CheckSequenceMap(const std::vector<SequencedBatch>& inserts, const std::vec
   // The probes must both hit and miss, or the comparison proves little.
   EXPECT_GT(hits, 0);
   EXPECT_LT(hits, probe_keys.length());
+  CheckClearAbove(map, oracle, probe);
 }
 
 template <typename Builder, typename Gen>
@@ -347,6 +383,32 @@ TEST(KeySequenceMap, ManySequenceNumbersTakeTwoByteRanks) {
                    KeySequenceMap::Representation::kDenseRanks);
 }
 
+TEST(KeySequenceMap, DenseInt32KeysWithNullsAreRanksAndAgreeWithAMap) {
+  // int columns (4-byte words) take the same loop as longs; nulls on both sides.
+  std::mt19937_64 rng(20);
+  std::uniform_int_distribution<int32_t> id(70000, 72999);
+  std::vector<SequencedBatch> inserts;
+  for (int b = 0; b < 12; ++b) {
+    inserts.push_back({{Ints<arrow::Int32Builder>(300, [&] { return id(rng); }, b == 5 ? 0.05 : 0.0, rng)}, 2 * b + 3});
+  }
+  std::uniform_int_distribution<int32_t> probe(69000, 74000);
+  CheckSequenceMap(inserts, {Ints<arrow::Int32Builder>(7001, [&] { return probe(rng); }, 0.03, rng)},
+                   KeySequenceMap::Representation::kDenseRanks);
+}
+
+TEST(KeySequenceMap, NegativeInt32KeysAreAWordTable) {
+  // An int's word is its 4 bytes zero-extended, so -1 and 1 lie 4G words apart: not dense.
+  std::mt19937_64 rng(21);
+  std::uniform_int_distribution<int32_t> id(-2000, 2000);
+  std::vector<SequencedBatch> inserts;
+  for (int b = 0; b < 6; ++b) {
+    inserts.push_back({{Ints<arrow::Int32Builder>(400, [&] { return id(rng); }, 0.01, rng)}, 10 - b});
+  }
+  std::uniform_int_distribution<int32_t> probe(-2100, 2100);
+  CheckSequenceMap(inserts, {Ints<arrow::Int32Builder>(5000, [&] { return probe(rng); }, 0.01, rng)},
+                   KeySequenceMap::Representation::kWordTable);
+}
+
 TEST(KeySequenceMap, SparseIntegersAreAWordTableAndAgreeWithAMap) {
   std::mt19937_64 rng(18);
   std::vector<int64_t> pool;
@@ -395,6 +457,10 @@ TEST(KeySequenceMap, NullOnlyAndEmptyMaps) {
   EXPECT_EQ(nulls.Find(probe, 0), 4);
   EXPECT_EQ(nulls.Find(probe, 1), KeySequenceMap::kAbsent);
   EXPECT_EQ(nulls.size(), 1u);
+  uint8_t live = 0x07;
+  EXPECT_EQ(nulls.ClearAbove(probe, 3, &live), 1);  // the null row only
+  EXPECT_EQ(live, 0x06);
+  EXPECT_EQ(nulls.ClearAbove(probe, 4, &live), 0);
   KeySequenceMap empty;
   empty.Seal();
   EXPECT_TRUE(empty.empty());

@@ -73,9 +73,6 @@ Result<int64_t> DeleteFilter::MarkDeleted(const arrow::RecordBatch& batch, int64
   // Maps with the same field ids (a partition's and the global one) share the batch's key columns.
   const std::vector<int32_t>* keyed_ids = nullptr;
   std::optional<KeyColumns> keys;
-  // Per row: the highest number of a delete holding its key. Kept per thread: a fresh batch-sized
-  // buffer per call cost page faults (the kernel zeroing pages) worth a quarter of such a scan.
-  thread_local std::vector<int64_t> sequences;
   for (const auto& map : equality_) {
     if (!keyed_ids || *keyed_ids != map->field_ids) {
       std::vector<std::shared_ptr<arrow::Array>> columns;
@@ -90,15 +87,7 @@ Result<int64_t> DeleteFilter::MarkDeleted(const arrow::RecordBatch& batch, int64
       ARROW_ASSIGN_OR_RAISE(keys, KeyColumns::Make(std::move(columns)));
       keyed_ids = &map->field_ids;
     }
-    map->keys.FindAll(*keys, sequences);
-    for (int64_t i = 0; i < n; ++i) {
-      if (!arrow::bit_util::GetBit(live, i)) continue;
-      const int64_t seq = sequences[static_cast<size_t>(i)];
-      if (seq != KeySequenceMap::kAbsent && EqualityDeleteApplies(data_sequence_number_, seq)) {
-        arrow::bit_util::ClearBit(live, i);
-        ++cleared;
-      }
-    }
+    cleared += map->keys.ClearAbove(*keys, HighestSequenceNotApplying(data_sequence_number_), live);
   }
   return cleared;
 }

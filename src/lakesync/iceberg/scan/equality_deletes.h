@@ -30,8 +30,11 @@ namespace lakesync::iceberg {
 // The spec's sequence-number rule for equality deletes: a delete with data sequence number
 // `delete_sequence_number` applies to data with `data_sequence_number` when the data is strictly
 // older (a row and its equality delete committed together: the row stays).
+// The same rule as a bound, for probing a whole batch at once (KeySequenceMap::ClearAbove): a delete
+// applies to data with `data_sequence_number` exactly when its number is above this.
+inline int64_t HighestSequenceNotApplying(int64_t data_sequence_number) { return data_sequence_number; }
 inline bool EqualityDeleteApplies(int64_t data_sequence_number, int64_t delete_sequence_number) {
-  return data_sequence_number < delete_sequence_number;
+  return delete_sequence_number > HighestSequenceNotApplying(data_sequence_number);
 }
 
 struct SequencedDeleteFile {
