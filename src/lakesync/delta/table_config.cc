@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "lakesync/common/text.h"
+
 namespace lakesync::delta {
 namespace {
 
@@ -58,9 +60,7 @@ Result<ColumnMappingMode> ColumnMapping(const Protocol& protocol, const Metadata
 }
 
 bool ChangeDataFeedEnabled(const Metadata& metadata) {
-  std::string v = Config(metadata, "delta.enableChangeDataFeed");
-  std::transform(v.begin(), v.end(), v.begin(), ::tolower);
-  return v == "true";
+  return AsciiLower(Config(metadata, "delta.enableChangeDataFeed")) == "true";
 }
 
 IctConfig InCommitTimestamps(const Metadata& metadata) {

@@ -8,6 +8,7 @@
 
 #include "lakesync/catalog/metadata_files.h"
 #include "lakesync/common/logging.h"
+#include "lakesync/common/text.h"
 #include "lakesync/io/file_io.h"
 
 namespace lakesync::catalog {
@@ -31,8 +32,7 @@ std::string_view FileName(std::string_view location) {
 // The hint holds bare digits; Java writes no newline but tolerates surrounding whitespace when
 // reading, and so do we. Anything else is no hint.
 std::optional<int64_t> ParseHint(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  text = TrimSpace(text);
   int64_t value = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "lakesync/change/metadata_columns.h"
+#include "lakesync/common/text.h"
 #include "lakesync/common/yaml_json.h"
 #include "lakesync/iceberg/model/literal.h"
 
@@ -68,8 +69,7 @@ Result<std::string> DecodeString(std::string_view source, std::string_view key, 
 Result<bool> DecodeBool(std::string_view source, std::string_view key, const Json& v) {
   if (v.is_boolean()) return v.get<bool>();
   if (v.is_string()) {
-    std::string s = v.get<std::string>();
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string s = AsciiLower(v.get<std::string>());
     if (s == "true") return true;
     if (s == "false") return false;
   }
@@ -204,8 +204,8 @@ Result<ChangelogConfig> ParseChangelogConfig(const Json& map, std::string_view s
       if (ms < 0) return InvalidArgument("{}: key '{}' must not be before 1970, got {}", source, key, ms);
       (canonical == "start_timestamp" ? c.start_timestamp_ms : c.end_timestamp_ms) = ms;
     } else if (canonical == "starting_strategy") {
-      ARROW_ASSIGN_OR_RAISE(std::string s, DecodeString(source, key, value));
-      std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
+      ARROW_ASSIGN_OR_RAISE(std::string text, DecodeString(source, key, value));
+      const std::string s = AsciiLower(text);
       if (s == "earliest") {
         c.starting_strategy = StartingStrategy::kEarliest;
       } else if (s == "latest") {

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <set>
 
+#include "lakesync/common/text.h"
+
 namespace lakesync::iceberg {
 
 struct Expr::Node {
@@ -118,8 +120,7 @@ bool IsReservedWord(std::string_view word) {
   static const std::set<std::string> kWords = {"and",  "or",   "not",       "is",        "null",   "nan",
                                                "in",   "between", "like",   "escape",    "true",   "false",
                                                "date", "timestamp", "timestamptz"};
-  std::string lower(word);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string lower = AsciiLower(word);
   return kWords.count(lower) > 0;
 }
 

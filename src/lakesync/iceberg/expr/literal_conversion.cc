@@ -216,8 +216,7 @@ class Converter {
   Result<Converted> ToBoolean() {
     if (lit_.kind == Kind::kBoolean) return Exact(Literal(lit_.text == "true"));
     if (lit_.kind == Kind::kString) {
-      std::string lower(TrimSpace(lit_.text));
-      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      const std::string lower = AsciiLower(TrimSpace(lit_.text));
       if (lower == "true" || lower == "false") return Exact(Literal(lower == "true"));
       return Invalid("is not a boolean (true or false)");
     }

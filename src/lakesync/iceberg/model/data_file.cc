@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "lakesync/common/text.h"
+
 namespace lakesync::iceberg {
 
 std::string_view FileFormatName(FileFormat format) {
@@ -16,8 +18,7 @@ std::string_view FileFormatName(FileFormat format) {
 }
 
 Result<FileFormat> ParseFileFormat(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string lower = AsciiLower(name);
   if (lower == "parquet") return FileFormat::kParquet;
   if (lower == "avro") return FileFormat::kAvro;
   if (lower == "orc") return FileFormat::kOrc;
