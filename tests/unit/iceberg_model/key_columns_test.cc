@@ -396,6 +396,38 @@ TEST(KeySequenceMap, DenseInt32KeysWithNullsAreRanksAndAgreeWithAMap) {
                    KeySequenceMap::Representation::kDenseRanks);
 }
 
+TEST(KeySequenceMap, NarrowFloatAndBooleanKeysTakeTheDenseLoopToo) {
+  // ClearAbove's one loop over the words serves every single-word layout, not only 4- and 8-byte
+  // integers: 2- and 1-byte integers, floats (by bit pattern) and booleans, with nulls on both sides.
+  std::mt19937_64 rng(22);
+  std::uniform_int_distribution<int16_t> i16(1000, 3999);
+  std::uniform_int_distribution<int8_t> i8(0, 100);
+  std::uniform_int_distribution<int> step(0, 2999);
+  auto floats = [&](int64_t n, double null_share) {
+    // 1 + k * 2^-20: consecutive mantissas 8 bit patterns apart, a dense range of words.
+    return Ints<arrow::FloatBuilder>(n, [&] { return 1.0f + static_cast<float>(step(rng)) * 0x1p-20f; }, null_share,
+                                     rng);
+  };
+  std::bernoulli_distribution coin(0.5);
+  std::vector<SequencedBatch> shorts, bytes, reals, bools;
+  for (int b = 0; b < 8; ++b) {
+    shorts.push_back({{Ints<arrow::Int16Builder>(300, [&] { return i16(rng); }, b == 3 ? 0.05 : 0.0, rng)}, 3 * b + 1});
+    bytes.push_back({{Ints<arrow::Int8Builder>(10, [&] { return i8(rng); }, 0.0, rng)}, 20 - b});
+    reals.push_back({{floats(250, b == 6 ? 0.05 : 0.0)}, b + 2});
+  }
+  bools.push_back({{Ints<arrow::BooleanBuilder>(1, [] { return true; }, 0.0, rng)}, 5});
+  bools.push_back({{Ints<arrow::BooleanBuilder>(3, [] { return true; }, 0.5, rng)}, 9});
+  std::uniform_int_distribution<int16_t> probe16(900, 4100);
+  std::uniform_int_distribution<int8_t> probe8(-5, 120);
+  CheckSequenceMap(shorts, {Ints<arrow::Int16Builder>(3001, [&] { return probe16(rng); }, 0.02, rng)},
+                   KeySequenceMap::Representation::kDenseRanks);
+  CheckSequenceMap(bytes, {Ints<arrow::Int8Builder>(2500, [&] { return probe8(rng); }, 0.02, rng)},
+                   KeySequenceMap::Representation::kDenseRanks);
+  CheckSequenceMap(reals, {floats(4000, 0.02)}, KeySequenceMap::Representation::kDenseRanks);
+  CheckSequenceMap(bools, {Ints<arrow::BooleanBuilder>(2100, [&] { return coin(rng); }, 0.1, rng)},
+                   KeySequenceMap::Representation::kDenseRanks);
+}
+
 TEST(KeySequenceMap, NegativeInt32KeysAreAWordTable) {
   // An int's word is its 4 bytes zero-extended, so -1 and 1 lie 4G words apart: not dense.
   std::mt19937_64 rng(21);

@@ -530,13 +530,16 @@ Result<KeySet> KeySet::Make(const KeyColumns& keys) {
   }
   WordRange range;
   bool has_null = false;
-  for (int64_t i = 0; i < n; ++i) {
-    if (keys.IsNull(i)) {
-      has_null = true;
-      continue;
+  const bool nulls = keys.may_have_nulls();
+  keys.ForEachWordBlock([&](int64_t begin, int64_t count, const uint64_t* words) {
+    for (int64_t i = 0; i < count; ++i) {
+      if (nulls && keys.IsNull(begin + i)) {
+        has_null = true;
+        continue;
+      }
+      range.Add(words[i]);
     }
-    range.Add(keys.Word(i));
-  }
+  });
   int64_t next_index = 0;
   if (range.any) {
     if (DenseRangeFits(range, static_cast<uint64_t>(n), 1, kKeySetTableBitsPerKey)) {
@@ -545,14 +548,16 @@ Result<KeySet> KeySet::Make(const KeyColumns& keys) {
       set.base_ = range.base();
       set.span_ = span;
       set.bits_.assign(static_cast<size_t>(span / 64 + 1), 0);
-      for (int64_t i = 0; i < n; ++i) {
-        if (keys.IsNull(i)) continue;
-        const uint64_t d = keys.Word(i) - set.base_;
-        uint64_t& bits = set.bits_[static_cast<size_t>(d / 64)];
-        const uint64_t bit = uint64_t{1} << (d % 64);
-        set.size_ += (bits & bit) == 0 ? 1 : 0;
-        bits |= bit;
-      }
+      keys.ForEachWordBlock([&](int64_t begin, int64_t count, const uint64_t* words) {
+        for (int64_t i = 0; i < count; ++i) {
+          if (nulls && keys.IsNull(begin + i)) continue;
+          const uint64_t d = words[i] - set.base_;
+          uint64_t& bits = set.bits_[static_cast<size_t>(d / 64)];
+          const uint64_t bit = uint64_t{1} << (d % 64);
+          set.size_ += (bits & bit) == 0 ? 1 : 0;
+          bits |= bit;
+        }
+      });
       next_index = static_cast<int64_t>(span) + 1;
     } else {
       set.representation_ = Representation::kWordTable;
@@ -560,20 +565,22 @@ Result<KeySet> KeySet::Make(const KeyColumns& keys) {
       while (slots < 2 * static_cast<size_t>(n)) slots *= 2;
       set.slots_.assign(slots, kEmptyWord);
       const size_t mask = slots - 1;
-      for (int64_t i = 0; i < n; ++i) {
-        if (keys.IsNull(i)) continue;
-        const uint64_t w = keys.Word(i);
-        if (w == kEmptyWord) {
-          set.empty_word_index_ = 0;  // numbered below
-          continue;
+      keys.ForEachWordBlock([&](int64_t begin, int64_t count, const uint64_t* words) {
+        for (int64_t i = 0; i < count; ++i) {
+          if (nulls && keys.IsNull(begin + i)) continue;
+          const uint64_t w = words[i];
+          if (w == kEmptyWord) {
+            set.empty_word_index_ = 0;  // numbered below
+            continue;
+          }
+          size_t at = static_cast<size_t>(SpreadWord(w)) & mask;
+          while (set.slots_[at] != kEmptyWord && set.slots_[at] != w) at = (at + 1) & mask;
+          if (set.slots_[at] == kEmptyWord) {
+            set.slots_[at] = w;
+            ++set.size_;
+          }
         }
-        size_t at = static_cast<size_t>(SpreadWord(w)) & mask;
-        while (set.slots_[at] != kEmptyWord && set.slots_[at] != w) at = (at + 1) & mask;
-        if (set.slots_[at] == kEmptyWord) {
-          set.slots_[at] = w;
-          ++set.size_;
-        }
-      }
+      });
       next_index = static_cast<int64_t>(slots);
       if (set.empty_word_index_ != kAbsent) {
         set.empty_word_index_ = next_index++;
@@ -632,28 +639,24 @@ void KeySet::FindAll(const KeyColumns& keys, std::vector<int64_t>& out) const {
   // Find's per-row calls, which were most of key resolution's probing. A probe of a large table is
   // a cache miss: prefetching the slot kAhead rows before it is probed overlaps them (as
   // KeySequenceMap::FindAll does). A null row's word is undefined: prefetched harmlessly, never used.
-  constexpr int64_t kBlock = 1024;
   constexpr int64_t kAhead = 16;
   const bool table = representation_ == Representation::kWordTable && !slots_.empty();
   const size_t mask = table ? slots_.size() - 1 : 0;
   const bool nulls = keys.may_have_nulls();
-  uint64_t words[kBlock];
-  for (int64_t start = 0; start < n; start += kBlock) {
-    const int64_t len = std::min(kBlock, n - start);
-    keys.Words(start, len, words);
-    int64_t* block_out = out.data() + start;
+  keys.ForEachWordBlock([&](int64_t begin, int64_t count, const uint64_t* words) {
+    int64_t* block_out = out.data() + begin;
     if (table) {
-      for (int64_t i = 0; i < std::min(len, kAhead); ++i) {
+      for (int64_t i = 0; i < std::min(count, kAhead); ++i) {
         __builtin_prefetch(&slots_[static_cast<size_t>(SpreadWord(words[i])) & mask]);
       }
     }
-    for (int64_t i = 0; i < len; ++i) {
-      if (table && i + kAhead < len) {
+    for (int64_t i = 0; i < count; ++i) {
+      if (table && i + kAhead < count) {
         __builtin_prefetch(&slots_[static_cast<size_t>(SpreadWord(words[i + kAhead])) & mask]);
       }
-      block_out[i] = nulls && keys.IsNull(start + i) ? null_index_ : FindWord(words[i]);
+      block_out[i] = nulls && keys.IsNull(begin + i) ? null_index_ : FindWord(words[i]);
     }
-  }
+  });
 }
 
 KeySequenceMap::KeySequenceMap()
@@ -698,13 +701,20 @@ Status KeySequenceMap::Insert(const KeyColumns& keys, int64_t sequence_number) {
     if (pending_runs_.empty() || pending_runs_.back().sequence != sequence_number) {
       pending_runs_.push_back(PendingRun{pending_words_.size(), sequence_number});
     }
-    for (int64_t i = 0; i < n; ++i) {
-      if (keys.IsNull(i)) {  // kept apart from the words: a null matches only a null
-        null_sequence_ = std::max(null_sequence_, sequence_number);
-      } else {
-        pending_words_.push_back(keys.Word(i));
+    const bool nulls = keys.may_have_nulls();
+    keys.ForEachWordBlock([&](int64_t begin, int64_t count, const uint64_t* words) {
+      if (!nulls) {
+        pending_words_.insert(pending_words_.end(), words, words + count);
+        return;
       }
-    }
+      for (int64_t i = 0; i < count; ++i) {
+        if (keys.IsNull(begin + i)) {  // kept apart from the words: a null matches only a null
+          null_sequence_ = std::max(null_sequence_, sequence_number);
+        } else {
+          pending_words_.push_back(words[i]);
+        }
+      }
+    });
     return Status::OK();
   }
   any_encoded_ = true;
@@ -818,20 +828,31 @@ int64_t KeySequenceMap::Find(const KeyColumns& keys, int64_t row) const {
 void KeySequenceMap::FindAll(const KeyColumns& keys, std::vector<int64_t>& out) const {
   const int64_t n = keys.length();
   out.resize(static_cast<size_t>(n));
-  if (!keys.single_word() || representation_ != Representation::kWordTable || word_count_ == 0) {
+  if (!keys.single_word() || representation_ == Representation::kEncoded) {
     for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = Find(keys, i);
     return;
   }
-  constexpr int64_t kAhead = 16;  // rows between a slot's prefetch and its probe
-  const size_t mask = words_.size() - 1;
-  auto slot_of = [&](int64_t row) { return static_cast<size_t>(SlotHash(keys.Word(row))) & mask; };
-  for (int64_t i = 0; i < std::min(n, kAhead); ++i) {
-    if (!keys.IsNull(i)) __builtin_prefetch(&words_[slot_of(i)]);
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    if (i + kAhead < n && !keys.IsNull(i + kAhead)) __builtin_prefetch(&words_[slot_of(i + kAhead)]);
-    out[static_cast<size_t>(i)] = Find(keys, i);
-  }
+  // Words a block at a time (KeyColumns::ForEachWordBlock), as KeySet::FindAll; a table's slot is
+  // prefetched kAhead rows before its probe. A null row's word is undefined: prefetched harmlessly,
+  // never used.
+  constexpr int64_t kAhead = 16;
+  const bool table = representation_ == Representation::kWordTable && word_count_ > 0;
+  const size_t mask = table ? words_.size() - 1 : 0;
+  const bool nulls = keys.may_have_nulls();
+  keys.ForEachWordBlock([&](int64_t begin, int64_t count, const uint64_t* words) {
+    int64_t* block_out = out.data() + begin;
+    if (table) {
+      for (int64_t i = 0; i < std::min(count, kAhead); ++i) {
+        __builtin_prefetch(&words_[static_cast<size_t>(SlotHash(words[i])) & mask]);
+      }
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      if (table && i + kAhead < count) {
+        __builtin_prefetch(&words_[static_cast<size_t>(SlotHash(words[i + kAhead])) & mask]);
+      }
+      block_out[i] = nulls && keys.IsNull(begin + i) ? null_sequence_ : FindWord(words[i]);
+    }
+  });
 }
 
 }  // namespace lakesync::iceberg

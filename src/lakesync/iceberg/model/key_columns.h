@@ -62,6 +62,7 @@ class KeyColumns {
   // Whether IsNull can be true for some row (false lets bulk probes skip the per-row check).
   bool may_have_nulls() const;
 
+  // How a column's values are laid out in memory (public for key_columns.cc's helpers).
   enum class Layout { kFixed, kFloat, kDouble, kBit, kBinary32, kBinary64, kView, kOther };
   struct Column {
     Layout layout = Layout::kOther;
@@ -73,8 +74,22 @@ class KeyColumns {
     int64_t offset = 0;  // the array's slice offset
     int32_t width = 0;   // bytes per value (kFixed)
   };
-  // Column k's buffers, for loops over a whole column (KeySequenceMap::ClearAbove).
-  const Column& column(size_t k) const { return columns_[k]; }
+
+  // Rows per block of ForEachWordBlock: 8 KB of words stay in L1, and a multiple of 8 keeps a block's
+  // rows on whole bytes of a per-row bit vector.
+  static constexpr int64_t kWordBlock = 1024;
+  // Calls fn(begin, count, words) for consecutive blocks of at most kWordBlock rows covering every
+  // row, `words` holding Word() of rows [begin, begin + count) (undefined for null rows). The one bulk
+  // load of single-word keys behind every probe and build loop of KeySet and KeySequenceMap.
+  template <typename Fn>
+  void ForEachWordBlock(Fn&& fn) const {
+    uint64_t words[kWordBlock];
+    for (int64_t begin = 0; begin < length_; begin += kWordBlock) {
+      const int64_t count = length_ - begin < kWordBlock ? length_ - begin : kWordBlock;
+      Words(begin, count, words);
+      fn(begin, count, static_cast<const uint64_t*>(words));
+    }
+  }
 
  private:
   std::vector<Column> columns_;
@@ -184,11 +199,10 @@ class KeySequenceMap {
 
   // Clears the bit (in `live`, one bit per row of `keys`, from bit 0) of every row whose key was
   // recorded with a number above `threshold`; returns how many set bits it cleared. A dense map
-  // probed with a plain 4- or 8-byte column (int, long, date, timestamp) is one loop over the values
-  // into the rank array, eight rows to a byte of `live`: a probe is then a load and a compare, where
-  // a call per row (Find, Word, IsNull) and a number per row written and read back were a third of
-  // the map's share of reading a table after 20 equality-delete commits. Other maps go through
-  // FindAll.
+  // probed with single-word keys is one loop over the words (KeyColumns::ForEachWordBlock) into the
+  // rank array, eight rows to a byte of `live`: a probe is then a load and a compare, where a call per
+  // row (Find, Word, IsNull) and a number per row written and read back were a third of the map's
+  // share of reading a table after 20 equality-delete commits. Other maps go through FindAll.
   int64_t ClearAbove(const KeyColumns& keys, int64_t threshold, uint8_t* live) const;
 
   // Room for `n` single-word keys without growing (delete files' record counts are known upfront).
@@ -214,9 +228,8 @@ class KeySequenceMap {
   template <typename Rank>
   void BuildRanks(std::vector<Rank>& ranks);
   int64_t FindWord(uint64_t word) const;
-  template <typename Word, typename Rank>
-  int64_t ClearDenseAbove(const KeyColumns::Column& column, int64_t n, const Rank* ranks, int64_t threshold,
-                          uint8_t* live) const;
+  template <typename Rank>
+  int64_t ClearDenseAbove(const KeyColumns& keys, const Rank* ranks, int64_t threshold, uint8_t* live) const;
 
   Representation representation_ = Representation::kUnsealed;
   // Single-word keys until Seal.
