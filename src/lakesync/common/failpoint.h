@@ -35,6 +35,9 @@ namespace lakesync {
 inline constexpr char kFailpointAfterDataFiles[] = "after-data-files";
 inline constexpr char kFailpointBeforeCommit[] = "before-commit";
 inline constexpr char kFailpointAfterCommit[] = "after-commit";
+// Right after each manifest a commit writes: the first file that only the pending-files record's token
+// names, with no record write since the attempt began (table/pending_files.h).
+inline constexpr char kFailpointAfterManifest[] = "after-manifest";
 
 // Error points of LAKESYNC_FAILPOINTS, at the catalog commit of table::SnapshotUpdate:
 // the commit attempt fails with a commit conflict before the catalog is asked (as if another writer

@@ -94,7 +94,7 @@ Status WriteGroup(const table::Table& table, const iceberg::TableMetadata& base,
     // No snapshot id: the manifest list assigns the new snapshot's (and its sequence number).
     options.codec = codec;
     options.location = io::JoinLocation(catalog::MetadataDirectory(base),
-                                        fmt::format("{}-r{}.avro", iceberg::NewUuid(), out.size()));
+                                        fmt::format("{}-r{}.avro", table.NewFileStem(), out.size()));
     ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::ManifestWriter::Make(options));
     const size_t last = std::min(entries.size(), first + per_manifest);
     for (size_t i = first; i < last; ++i) ARROW_RETURN_NOT_OK(writer->Add(entries[i]));

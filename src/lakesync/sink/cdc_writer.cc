@@ -615,9 +615,8 @@ Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const Appl
     auto writer_options = table::DataWriterOptionsFor(*table);
     writer_options.schema = dest.write_schema();
     for (const auto& [k, v] : config_.write_properties) writer_options.properties[k] = v;
-    // One operation id for the apply; each key shard's writer is a task of its own (task id = shard
-    // number), so file names are distinct and do not depend on which thread wrote them.
-    writer_options.operation_id = iceberg::RandomUuid();
+    // One operation id for the apply (DataWriterOptionsFor's); each key shard's writer is a task of its
+    // own (task id = shard number), so file names are distinct and do not depend on which thread wrote them.
     // Key shards (plan/change_collapser.h) are collapsed and written side by side on the executor,
     // each into data files of its own, and gathered in shard order: the files are the same whatever
     // the thread count, and the shards in flight share sorter_memory_mb between them.
@@ -755,7 +754,7 @@ Result<CdcWriter::StagedRows> CdcWriter::StageRows(Destination& dest, const Appl
     ARROW_ASSIGN_OR_RAISE(auto groups, splitter->Split(batch));
     // One file per partition, written in parallel on the executor; locations are chosen (and
     // recorded for cleanup) in partition order first, so nothing depends on the thread count.
-    iceberg::FileNamer namer(table::DataLocation(m), 0, 0);
+    iceberg::FileNamer namer(table::DataLocation(m), 0, 0, table->NewFileStem());
     std::vector<std::string> locations;
     for (const auto& g : groups) {
       locations.push_back(namer.NewLocation(m.Spec()->PartitionPath(*schema, g.partition), true));

@@ -90,6 +90,7 @@ iceberg::DataWriterOptions DataWriterOptionsFor(const Table& table) {
   options.table_location = m.location;
   options.properties = m.properties;
   options.output_factory = table.Outputs();
+  options.operation_id = table.NewFileStem();  // one per writer; the writer numbers its files after it
   if (auto order = m.SortOrder(); order && !order->IsUnsorted()) options.sort_order_id = order->order_id;
   return options;
 }

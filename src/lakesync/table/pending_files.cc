@@ -14,6 +14,7 @@
 #include "lakesync/iceberg/manifest/manifest_list.h"
 #include "lakesync/iceberg/manifest/manifest_reader.h"
 #include "lakesync/iceberg/model/table_metadata.h"
+#include "lakesync/table/row_deletes.h"
 #include "lakesync/table/snapshot_update.h"
 
 namespace lakesync::table {
@@ -54,7 +55,23 @@ struct Record {
   int64_t pid = 0;
   int64_t started_ms = 0;
   std::vector<std::string> files;
+  std::string token;
+  std::vector<std::string> directories;
 };
+
+// The one rule of "named by token" (top of pending_files.h), for the writer and for the cleanup:
+// the location lies directly in one of the directories (spelled as they are, trailing '/' aside) and
+// its name holds the token.
+bool NamedByToken(const std::string& location, const std::string& token, const std::vector<std::string>& directories) {
+  if (token.empty()) return false;
+  const size_t slash = location.rfind('/');
+  if (slash == std::string::npos || location.find(token, slash + 1) == std::string::npos) return false;
+  const std::string_view parent(location.data(), slash);
+  for (const auto& d : directories) {
+    if (parent == d) return true;
+  }
+  return false;
+}
 
 Result<Record> ParseRecord(const std::string& location, const std::string& text) {
   json j = json::parse(text, nullptr, false);
@@ -67,6 +84,8 @@ Result<Record> ParseRecord(const std::string& location, const std::string& text)
     r.pid = j.value("pid", int64_t{0});
     r.started_ms = j.value("started-ms", int64_t{0});
     for (const auto& f : j.value("files", json::array())) r.files.push_back(f.get<std::string>());
+    r.token = j.value("token", "");
+    for (const auto& d : j.value("directories", json::array())) r.directories.push_back(d.get<std::string>());
   } catch (const std::exception& e) {
     return Corrupt("pending-files record {} is malformed: {}", location, e.what());
   }
@@ -149,6 +168,11 @@ Result<std::shared_ptr<PendingFiles>> PendingFiles::Start(std::shared_ptr<io::Fi
       io::JoinLocation(PendingFilesDirectory(metadata), fmt::format("{}.json", iceberg::NewUuid()));
   std::shared_ptr<PendingFiles> pending(new PendingFiles(std::move(io), std::move(location)));
   pending->started_ms_ = iceberg::NowMs();
+  pending->token_ = iceberg::NewUuid();
+  // JoinLocation(d, "") drops trailing slashes: the spelling of the parent of JoinLocation(d, name).
+  for (const auto& d : {catalog::MetadataDirectory(metadata), DataLocation(metadata)}) {
+    pending->directories_.push_back(io::JoinLocation(d, ""));
+  }
   std::lock_guard lock(pending->mutex_);
   ARROW_RETURN_NOT_OK(pending->WriteLocked());
   return pending;
@@ -159,16 +183,25 @@ Status PendingFiles::WriteLocked() {
             {"boot-id", BootId()},
             {"pid", static_cast<int64_t>(getpid())},
             {"started-ms", started_ms_},
+            {"token", token_},
+            {"directories", directories_},
             {"files", files_}};
   LS_RETURN_NOT_OK_CTX(io_->WriteAll(location_, j.dump()), "recording pending files in {}", location_);
   return Status::OK();
 }
 
 Status PendingFiles::Record(const std::string& location) {
+  if (Covers(location)) return Status::OK();
   std::lock_guard lock(mutex_);
   if (finished_) return Status::OK();
   files_.push_back(location);
   return WriteLocked();
+}
+
+std::string PendingFiles::NewStem() { return fmt::format("{}-{}", token_, next_stem_.fetch_add(1)); }
+
+bool PendingFiles::Covers(const std::string& location) const {
+  return NamedByToken(location, token_, directories_);
 }
 
 Status PendingFiles::Finish() {
@@ -210,8 +243,23 @@ Result<AbandonedFilesCleanup> CleanAbandonedFiles(const io::FileIO& io, const ic
       continue;
     }
     std::set<std::string> candidates(record->files.begin(), record->files.end());
+    bool listed = true;
+    for (const auto& dir : record->directories) {
+      if (record->token.empty()) break;
+      auto entries = io.List(dir);
+      if (!entries.ok()) {
+        // Its token files cannot be found now: keep the record for the next run.
+        LS_LOG_WARN("could not list {} for the files of abandoned write attempt {}: {}", dir, record->location,
+                    entries.status().message());
+        listed = false;
+        continue;
+      }
+      for (const auto& e : *entries) {
+        if (!e.is_dir && NamedByToken(e.location, record->token, record->directories)) candidates.insert(e.location);
+      }
+    }
     ARROW_ASSIGN_OR_RAISE(auto referenced, ReferencedAmong(io, metadata, metadata_location, candidates));
-    bool all_gone = true;
+    bool all_gone = listed;
     for (const auto& f : candidates) {
       if (referenced.count(f)) {
         ++out.files_kept;

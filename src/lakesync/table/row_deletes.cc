@@ -142,7 +142,7 @@ Result<WrittenDeletes> PositionDeletes::WriteDeletionVectors(std::vector<std::st
   WrittenDeletes result;
   const auto& m = *table_->metadata();
   const std::string location =
-      io::JoinLocation(DataLocation(m), fmt::format("{}-deletes.puffin", iceberg::NewUuid()));
+      io::JoinLocation(DataLocation(m), fmt::format("{}-deletes.puffin", table_->NewFileStem()));
   ARROW_ASSIGN_OR_RAISE(auto out, table_->OpenOutput(location));
   written.push_back(location);
   puffin::DeletionVectorWriterOptions options;
@@ -219,7 +219,7 @@ Result<WrittenDeletes> PositionDeletes::WriteDeletionVectors(std::vector<std::st
 Result<WrittenDeletes> PositionDeletes::WritePositionDeleteFiles(std::vector<std::string>& written) {
   WrittenDeletes out;
   const auto& m = *table_->metadata();
-  iceberg::FileNamer namer(DataLocation(m), 0, 0);
+  iceberg::FileNamer namer(DataLocation(m), 0, 0, table_->NewFileStem());
   std::map<std::string, std::vector<const Target*>> groups;
   for (const auto& [path, target] : targets_) groups[iceberg::PartitionTupleKey(*target.data_file)].push_back(&target);
   // One file per partition, written in parallel on the executor; locations are chosen (and recorded)
@@ -302,7 +302,7 @@ Result<DeleteWhereResult> DeleteWhereAttempt(const std::shared_ptr<Table>& table
     ARROW_ASSIGN_OR_RAISE(auto reader, scan->Open());
     PositionDeletes positions(table);
     std::map<std::string, std::unique_ptr<iceberg::EqualityDeleteWriter>> equality_writers;
-    iceberg::FileNamer namer(DataLocation(m), 0, 0);
+    iceberg::FileNamer namer(DataLocation(m), 0, 0, table->NewFileStem());
     Status st = [&]() -> Status {
       while (true) {
         std::shared_ptr<arrow::RecordBatch> batch;

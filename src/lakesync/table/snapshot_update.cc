@@ -35,8 +35,9 @@ std::string ManifestCodec(const iceberg::TableMetadata& m) {
   return m.Property("write.avro.compression-codec", "gzip");
 }
 
-std::string NewManifestLocation(const iceberg::TableMetadata& m, int index) {
-  return io::JoinLocation(catalog::MetadataDirectory(m), fmt::format("{}-m{}.avro", iceberg::NewUuid(), index));
+// `stem` from Table::NewFileStem: named by the attempt's pending-files record before it exists.
+std::string NewManifestLocation(const iceberg::TableMetadata& m, const std::string& stem, int index) {
+  return io::JoinLocation(catalog::MetadataDirectory(m), fmt::format("{}-m{}.avro", stem, index));
 }
 
 std::pair<std::string, std::string> DeleteKey(const DataFile& f) {
@@ -139,7 +140,7 @@ Status SnapshotUpdate::WriteManifests(const std::vector<const DataFile*>& data,
     options.spec = spec;
     options.content = key.first == 0 ? ManifestContent::kData : ManifestContent::kDeletes;
     options.codec = ManifestCodec(m);
-    options.location = NewManifestLocation(m, index++);
+    options.location = NewManifestLocation(m, table_->NewFileStem(), index++);
     ARROW_ASSIGN_OR_RAISE(auto writer, iceberg::ManifestWriter::Make(options));
     for (const DataFile* f : files) {
       ManifestEntry e;
@@ -156,6 +157,7 @@ Status SnapshotUpdate::WriteManifests(const std::vector<const DataFile*>& data,
     ARROW_ASSIGN_OR_RAISE(std::string bytes, writer->Finish());
     ARROW_RETURN_NOT_OK(table_->WriteFile(options.location, bytes));
     written.push_back(options.location);
+    Failpoint(kFailpointAfterManifest);
     ARROW_ASSIGN_OR_RAISE(auto listed, writer->ToManifestFile(options.location, static_cast<int64_t>(bytes.size())));
     manifests.push_back(std::move(listed));
   }
@@ -315,7 +317,7 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
       options.content = manifest.content;
       options.snapshot_id = snapshot_id;
       options.codec = ManifestCodec(base);
-      options.location = NewManifestLocation(base, rewrite_index++);
+      options.location = NewManifestLocation(base, table_->NewFileStem(), rewrite_index++);
       if (!options.spec) {
         return Corrupt("manifest {} names unknown spec {}", manifest.manifest_path, manifest.partition_spec_id);
       }
@@ -365,7 +367,7 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   list_options.codec = ManifestCodec(base);
   list_options.location = io::JoinLocation(catalog::MetadataDirectory(base),
                                            fmt::format("snap-{}-{}-{}.avro", snapshot_id, attempt_number + 1,
-                                                       iceberg::NewUuid()));
+                                                       table_->NewFileStem()));
   ARROW_ASSIGN_OR_RAISE(auto written, iceberg::WriteManifestList(list_options, manifests));
   ARROW_RETURN_NOT_OK(table_->WriteFile(list_options.location, written.bytes));
   attempt.files.push_back(list_options.location);

@@ -1,5 +1,6 @@
 #include "lakesync/table/table.h"
 
+#include "lakesync/iceberg/commit/table_update.h"
 #include "lakesync/table/pending_files.h"
 
 namespace lakesync::table {
@@ -33,5 +34,7 @@ std::function<Result<std::shared_ptr<arrow::io::OutputStream>>(const std::string
     return io->OpenOutput(location);
   };
 }
+
+std::string Table::NewFileStem() const { return pending_ ? pending_->NewStem() : iceberg::NewUuid(); }
 
 }  // namespace lakesync::table

@@ -46,6 +46,10 @@ class Table {
   Status WriteFile(const std::string& location, std::string_view data) const;
   // OpenOutput as a factory for the writers in iceberg/write.
   std::function<Result<std::shared_ptr<arrow::io::OutputStream>>(const std::string&)> Outputs() const;
+  // A distinct stem for the name of a new file (or for a writer's files, numbered after it): with a
+  // pending-files record, one its token names, so that files directly in the metadata directory or the
+  // data location need no record write first (PendingFiles::NewStem); without, a fresh UUID.
+  std::string NewFileStem() const;
 
   // The record of the write attempt in progress (nullptr: none; files are then not recorded).
   void set_pending_files(std::shared_ptr<class PendingFiles> pending) { pending_ = std::move(pending); }

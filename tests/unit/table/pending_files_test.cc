@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -77,6 +78,32 @@ class PendingFilesTest : public ::testing::Test {
     return n;
   }
 
+  // Whether the record as stored names `location`: listed in "files", or lying directly in one of its
+  // "directories" with its "token" in the name (pending_files.h); read back from storage, not from
+  // the writer's memory, and spelled out here rather than through the code under test.
+  bool StoredRecordNames(const std::string& record, const std::string& location) {
+    auto j = nlohmann::json::parse(ValueOrFail(io_->ReadAll(record)));
+    for (const auto& f : j["files"]) {
+      if (f.get<std::string>() == location) return true;
+    }
+    const auto slash = location.rfind('/');
+    const std::string parent = location.substr(0, slash), name = location.substr(slash + 1);
+    const std::string token = j.value("token", "");
+    if (token.empty() || name.find(token) == std::string::npos) return false;
+    for (const auto& d : j.value("directories", nlohmann::json::array())) {
+      if (d.get<std::string>() == parent) return true;
+    }
+    return false;
+  }
+
+  std::set<std::string> TableFiles() {
+    std::set<std::string> out;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir_ / "wh")) {
+      if (e.is_regular_file()) out.insert(e.path().string());
+    }
+    return out;
+  }
+
   AbandonedFilesCleanup Clean() {
     return ValueOrFail(CleanAbandonedFiles(*io_, *table_->metadata(), table_->metadata_location()));
   }
@@ -93,9 +120,15 @@ TEST_F(PendingFilesTest, FilesAreRecordedBeforeTheyAreWrittenAndTheRecordGoesWit
   ASSERT_NE(pending, nullptr);
   auto files = WriteData(10);
   ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(pending->files(), std::vector<std::string>{files[0].file_path});
-  auto text = ValueOrFail(io_->ReadAll(pending->location()));
-  EXPECT_NE(text.find(files[0].file_path), std::string::npos) << text;
+  // In the data location of an unpartitioned table the token names it: no record write was needed.
+  EXPECT_TRUE(pending->files().empty());
+  EXPECT_TRUE(StoredRecordNames(pending->location(), files[0].file_path));
+  // Anywhere else the location itself is recorded before the file is created.
+  const std::string elsewhere = "file://" + (dir_ / "wh" / "ns" / "t" / "data" / "p=1" / "x.parquet").string();
+  ASSERT_FALSE(StoredRecordNames(pending->location(), elsewhere));
+  ASSERT_OK(table_->WriteFile(elsewhere, "x"));
+  EXPECT_EQ(pending->files(), std::vector<std::string>{elsewhere});
+  EXPECT_TRUE(StoredRecordNames(pending->location(), elsewhere));
   EXPECT_EQ(Records(), 1);
   // A running attempt is never cleaned, even though its pid is ours.
   auto cleaned = Clean();
@@ -153,18 +186,56 @@ TEST_F(PendingFilesTest, ACommittedAttemptKeepsWhatTheTableReferences) {
   for (const auto& f : files) update.AddDataFile(f);
   ASSERT_OK(update.Commit().status());
   const std::string record = table_->pending_files()->location();
+  // The metadata file the catalog named is recorded by location; the data files, the manifest and the
+  // manifest list by the token.
   auto recorded = table_->pending_files()->files();
-  // The data files, the manifest, the manifest list and the metadata file were all recorded.
-  EXPECT_GE(recorded.size(), 5u);
-  EXPECT_NE(std::find(recorded.begin(), recorded.end(), table_->metadata_location()), recorded.end());
+  EXPECT_EQ(recorded, std::vector<std::string>{table_->metadata_location()});
+  auto snapshot = table_->metadata()->CurrentSnapshot();
+  ASSERT_NE(snapshot, nullptr);
+  EXPECT_TRUE(StoredRecordNames(record, snapshot->manifest_list));
   table_->set_pending_files(nullptr);  // "killed": the record stays, and its process is no longer writing
   auto cleaned = Clean();
   EXPECT_EQ(cleaned.records, 1);
   EXPECT_EQ(cleaned.files_deleted, 1);
-  EXPECT_EQ(cleaned.files_kept, static_cast<int64_t>(recorded.size()) - 1);
+  // The metadata file, the manifest list, its manifest and the committed data file.
+  EXPECT_EQ(cleaned.files_kept, 4);
   EXPECT_TRUE(std::filesystem::exists(LocalPath(files[0].file_path)));
   EXPECT_FALSE(std::filesystem::exists(LocalPath(stray[0].file_path)));
   EXPECT_FALSE(io_->Exists(record).ValueOrDie());
+}
+
+// Killed after every file of its commit was written, the catalog's row not yet switched: a writer that
+// reads the table as it was finds each file the attempt created through its record, and deletes them
+// all. Also: a stem drawn from the record names files in the metadata directory and data location only.
+TEST_F(PendingFilesTest, AnAttemptKilledBeforeItsCommitLeavesNoFile) {
+  const auto before = TableFiles();
+  const auto base = table_->metadata();
+  const std::string base_location = table_->metadata_location();
+  ASSERT_OK(BeginWriteAttempt(*table_));
+  auto pending = table_->pending_files();
+  auto files = WriteData(5);
+  SnapshotUpdate update(table_);
+  for (const auto& f : files) update.AddDataFile(f);
+  ASSERT_OK(update.Commit().status());
+  const std::string record = pending->location();
+  // Every file the attempt created is named by the record as stored.
+  std::set<std::string> created;
+  for (const auto& path : TableFiles()) {
+    if (before.count(path) || path.find("/lakesync-pending/") != std::string::npos) continue;
+    created.insert(path);
+    EXPECT_TRUE(StoredRecordNames(record, "file://" + path)) << path;
+  }
+  EXPECT_GE(created.size(), 4u);  // data file, manifest, manifest list, metadata file
+  const std::string stem = pending->NewStem();
+  EXPECT_FALSE(pending->Covers("file://" + (dir_ / "wh" / "ns" / "t" / stem).string()));
+  EXPECT_FALSE(pending->Covers("file://" + (dir_ / "wh" / "ns" / "t" / "data" / "p=1" / stem).string()));
+  pending.reset();
+  table_->set_pending_files(nullptr);  // "killed": its process no longer writes to the record
+  auto cleaned = ValueOrFail(CleanAbandonedFiles(*io_, *base, base_location));
+  EXPECT_EQ(cleaned.records, 1);
+  EXPECT_EQ(cleaned.files_deleted, static_cast<int64_t>(created.size()));
+  EXPECT_EQ(cleaned.files_kept, 0);
+  EXPECT_EQ(TableFiles(), before);
 }
 
 }  // namespace
