@@ -15,6 +15,8 @@ files must be kept (then the next apply deletes them).
   unknown); the sink reloads the table, finds its source position and reports success.
 - commit.before-swap=1: the answer was lost and the commit did not land; the apply fails saying so,
   keeps its files (it cannot know), and the next apply of the same position deletes them.
+- io.local-sync=1 (not at the commit: when the first streamed file is closed): the file cannot be made
+  durable; the apply fails naming it, commits nothing and deletes what it wrote.
 """
 
 from __future__ import annotations
@@ -152,6 +154,23 @@ def test_an_unknown_outcome_that_did_not_land_keeps_the_files_until_the_next_app
     # The next apply of the same position commits it and deletes what the failed one kept.
     again = apply(cli, tmp_path, 1)
     assert again.returncode == 0, again.stderr
+    assert pyiceberg_rows(cli) == expected([1])
+    assert_clean(cli)
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_file_that_cannot_be_made_durable_fails_the_apply_and_leaves_nothing(tmp_path, version):
+    # io.local-sync: the fsync of the first data, delete or deletion-vector file the apply streams fails.
+    cli = make_table(tmp_path, version)
+    history = cli.history("db.t")
+    done = apply(cli, tmp_path, 1, "io.local-sync=1")
+    assert done.returncode > 0, done.stderr
+    assert fired(done.stderr, "io.local-sync") == 1, done.stderr
+    assert "syncing file://" in done.stderr and "/db/t/" in done.stderr, done.stderr
+    assert cli.history("db.t") == history
+    assert pyiceberg_rows(cli) == expected([])
+    assert_clean(cli)
+    assert apply(cli, tmp_path, 1).returncode == 0
     assert pyiceberg_rows(cli) == expected([1])
     assert_clean(cli)
 

@@ -52,6 +52,10 @@ inline constexpr char kFailpointCommitBeforeSwap[] = "commit.before-swap";
 // writers held here all commit on the same base, so all but one conflict.
 inline constexpr char kFailpointCommitPause[] = "commit.pause";
 
+// Error point of FileIO: the fsync of a local file streamed through FileIO::OpenOutput (a data, delete
+// or deletion-vector file) fails with EIO when the stream is closed.
+inline constexpr char kFailpointLocalSync[] = "io.local-sync";
+
 namespace detail {
 extern std::atomic<bool> g_failpoints_armed;
 bool FailpointFiresSlow(std::string_view name);

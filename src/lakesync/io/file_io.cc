@@ -298,6 +298,8 @@ Result<std::shared_ptr<arrow::io::OutputStream>> FileIO::OpenOutput(
   }
   auto stream = CallArrow([&] { return r.filesystem->OpenOutputStream(r.path); });
   if (!stream.ok()) return FromArrow(stream.status(), "creating", location);
+  // An object store's object is durable once its upload completes; a local file only once synced.
+  if (r.kind == StorageKind::kLocal) return internal::SyncOnClose(std::move(stream).ValueUnsafe(), r.path, location);
   return std::move(stream).ValueUnsafe();
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <random>
 
+#include "lakesync/common/failpoint.h"
 #include "lakesync/io/local_files_internal.h"
 
 namespace lakesync::io::internal {
@@ -97,6 +98,43 @@ void SyncDir(const std::filesystem::path& dir) {
   ::close(fd);
 }
 
+// fsync of a file already written and closed by someone else (Arrow's stream): Linux syncs an inode's
+// dirty pages through any descriptor, a read-only one included.
+Status SyncWrittenFile(const std::string& path, std::string_view location) {
+  if (FailpointFires(kFailpointLocalSync)) return ErrnoError(EIO, "syncing", location);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(errno, "opening to sync", location);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return ErrnoError(err, "syncing", location);
+  SyncDir(std::filesystem::path(path).parent_path());
+  return Status::OK();
+}
+
+class SyncOnCloseStream : public arrow::io::OutputStream {
+ public:
+  SyncOnCloseStream(std::shared_ptr<arrow::io::OutputStream> inner, std::string path, std::string location)
+      : inner_(std::move(inner)), path_(std::move(path)), location_(std::move(location)) {}
+
+  arrow::Status Close() override {
+    if (inner_->closed()) return arrow::Status::OK();  // Close is idempotent; synced the first time
+    ARROW_RETURN_NOT_OK(inner_->Close());
+    return SyncWrittenFile(path_, location_);
+  }
+  arrow::Status Abort() override { return inner_->Abort(); }
+  bool closed() const override { return inner_->closed(); }
+  arrow::Result<int64_t> Tell() const override { return inner_->Tell(); }
+  arrow::Status Write(const void* data, int64_t nbytes) override { return inner_->Write(data, nbytes); }
+  arrow::Status Write(const std::shared_ptr<arrow::Buffer>& data) override { return inner_->Write(data); }
+  arrow::Status Flush() override { return inner_->Flush(); }
+
+ private:
+  std::shared_ptr<arrow::io::OutputStream> inner_;
+  std::string path_;
+  std::string location_;
+};
+
 bool MeansUnsupported(int err) {
   return err == EINVAL || err == ENOSYS || err == ENOTSUP || err == EOPNOTSUPP || err == EPERM ||
          err == EXDEV || err == EMLINK;
@@ -151,6 +189,11 @@ Status ReplaceLocalFile(const std::string& path, std::string_view data, std::str
   temp.Release();
   SyncDir(target.parent_path());
   return Status::OK();
+}
+
+std::shared_ptr<arrow::io::OutputStream> SyncOnClose(std::shared_ptr<arrow::io::OutputStream> stream,
+                                                     std::string path, std::string location) {
+  return std::make_shared<SyncOnCloseStream>(std::move(stream), std::move(path), std::move(location));
 }
 
 }  // namespace lakesync::io::internal

@@ -3,6 +3,9 @@
 // `path` is the absolute local path; errors name `location`, the caller's spelling of it.
 #pragma once
 
+#include <arrow/io/interfaces.h>
+
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -26,5 +29,14 @@ Status WriteNewLocalFile(const std::string& path, std::string_view data, std::st
 // the old content or the new, never a torn file.
 // Errors: IOError (or Forbidden) naming the path.
 Status ReplaceLocalFile(const std::string& path, std::string_view data, std::string_view location);
+
+// Wraps a stream writing the local file `path` so that a successful Close() also makes the file's
+// content and its directory entry durable (fsync of the file, then of its directory), as every
+// whole-file write above does. Why: a commit publishes metadata (synced) that names the data, delete
+// and deletion-vector files streamed through this; without the sync a power loss after the commit
+// could leave the table naming files that are empty or torn. Close() reports a failed sync as an
+// IOError naming `location`; the failpoint kFailpointLocalSync fires it on purpose.
+std::shared_ptr<arrow::io::OutputStream> SyncOnClose(std::shared_ptr<arrow::io::OutputStream> stream,
+                                                     std::string path, std::string location);
 
 }  // namespace lakesync::io::internal

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "lakesync/common/failpoint.h"
 #include "lakesync/io/file_io.h"
 #include "lakesync/io/local_files_internal.h"
 
@@ -131,6 +132,32 @@ TEST_F(FileIOLocalTest, OpenOutputCreatesParentsAndStreams) {
   auto tail = (*sized)->ReadAt(4, 2);
   ASSERT_TRUE(tail.ok());
   EXPECT_EQ((*tail)->ToString(), "ef");
+}
+
+// A streamed local file (data, delete and deletion-vector files) is synced when its stream is closed:
+// the commit that names it is synced too, so a power loss after the commit cannot leave it empty. The
+// failpoint makes that fsync fail: Close must report it, naming the file, so the writer commits nothing.
+TEST_F(FileIOLocalTest, ClosingAStreamedFileSyncsItAndReportsAFailedSync) {
+  struct Disarm {
+    ~Disarm() { (void)SetFailpoints(""); }
+  } disarm;
+  ASSERT_TRUE(SetFailpoints(std::string(kFailpointLocalSync) + "=1").ok());
+  auto out = io_->OpenOutput(Uri("data/a.parquet"));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_TRUE((*out)->Write("abc", 3).ok());
+  const Status failed = (*out)->Close();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("syncing"), std::string::npos) << failed.ToString();
+  EXPECT_NE(failed.message().find(Uri("data/a.parquet")), std::string::npos) << failed.ToString();
+  EXPECT_TRUE((*out)->closed());
+  EXPECT_TRUE((*out)->Close().ok());  // closing again is a no-op, as for Arrow's own streams
+
+  // The point fired once; the next file closes and syncs.
+  auto next = io_->OpenOutput(Uri("data/b.parquet"));
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  ASSERT_TRUE((*next)->Write("def", 3).ok());
+  ASSERT_TRUE((*next)->Close().ok());
+  EXPECT_EQ(ReadWithStd(Path("data/b.parquet")), "def");
 }
 
 TEST_F(FileIOLocalTest, MissingFilesAreNotFoundAndNamed) {
