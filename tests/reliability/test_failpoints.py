@@ -87,6 +87,17 @@ def assert_clean(cli: O.Cli):
     assert not records, f"pending-files records left: {sorted(records)}"
 
 
+def assert_as_it_was_then_the_next_apply_lands(cli: O.Cli, tmp_path: Path, history):
+    """After a failed apply: the table, its history and its folder are as they were, and the next run
+    (no failpoint) applies the batch."""
+    assert cli.history("db.t") == history
+    assert pyiceberg_rows(cli) == expected([])
+    assert_clean(cli)
+    assert apply(cli, tmp_path, 1).returncode == 0
+    assert pyiceberg_rows(cli) == expected([1])
+    assert_clean(cli)
+
+
 @pytest.mark.parametrize("version", [2, 3])
 def test_a_conflict_on_the_first_two_attempts_then_the_third_commits(tmp_path, version):
     cli = make_table(tmp_path, version)
@@ -111,13 +122,7 @@ def test_retries_exhausted_leave_the_table_and_its_folder_as_they_were(tmp_path)
     # commit.retry.num-retries defaults to 4: the first attempt and four retries.
     assert fired(done.stderr, "commit.conflict") == 5, done.stderr
     assert "gave up after 5 attempts" in done.stderr, done.stderr
-    assert cli.history("db.t") == history
-    assert pyiceberg_rows(cli) == expected([])
-    assert_clean(cli)
-    # The next run (no failpoint) applies the batch.
-    assert apply(cli, tmp_path, 1).returncode == 0
-    assert pyiceberg_rows(cli) == expected([1])
-    assert_clean(cli)
+    assert_as_it_was_then_the_next_apply_lands(cli, tmp_path, history)
 
 
 @pytest.mark.parametrize("version", [2, 3])
@@ -167,12 +172,7 @@ def test_a_file_that_cannot_be_made_durable_fails_the_apply_and_leaves_nothing(t
     assert done.returncode > 0, done.stderr
     assert fired(done.stderr, "io.local-sync") == 1, done.stderr
     assert "syncing file://" in done.stderr and "/db/t/" in done.stderr, done.stderr
-    assert cli.history("db.t") == history
-    assert pyiceberg_rows(cli) == expected([])
-    assert_clean(cli)
-    assert apply(cli, tmp_path, 1).returncode == 0
-    assert pyiceberg_rows(cli) == expected([1])
-    assert_clean(cli)
+    assert_as_it_was_then_the_next_apply_lands(cli, tmp_path, history)
 
 
 def test_a_misspelt_failpoint_spec_stops_the_process(tmp_path):

@@ -628,6 +628,32 @@ int64_t KeySet::Find(const KeyColumns& keys, int64_t row) const {
   return index < 0 ? kAbsent : index;
 }
 
+namespace {
+
+// The probe loop of KeySet::FindAll and KeySequenceMap::FindAll over single-word keys: the words a block
+// at a time (KeyColumns::ForEachWordBlock) and out[row] = find(word), or `null_result` for a null row.
+// A probe of a large hash table is a cache miss: with `prefetch`, the slot (slot_of(word)) is prefetched
+// kAhead rows before its probe, overlapping them. A null row's word is undefined: prefetched
+// harmlessly, never used.
+template <typename SlotOf, typename Find>
+void ProbeWords(const KeyColumns& keys, bool prefetch, SlotOf slot_of, int64_t null_result, Find find,
+                int64_t* out) {
+  constexpr int64_t kAhead = 16;
+  const bool nulls = keys.may_have_nulls();
+  keys.ForEachWordBlock([&](int64_t begin, int64_t count, const uint64_t* words) {
+    int64_t* block_out = out + begin;
+    if (prefetch) {
+      for (int64_t i = 0; i < std::min(count, kAhead); ++i) __builtin_prefetch(slot_of(words[i]));
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      if (prefetch && i + kAhead < count) __builtin_prefetch(slot_of(words[i + kAhead]));
+      block_out[i] = nulls && keys.IsNull(begin + i) ? null_result : find(words[i]);
+    }
+  });
+}
+
+}  // namespace
+
 void KeySet::FindAll(const KeyColumns& keys, std::vector<int64_t>& out) const {
   const int64_t n = keys.length();
   out.resize(static_cast<size_t>(n));
@@ -635,28 +661,13 @@ void KeySet::FindAll(const KeyColumns& keys, std::vector<int64_t>& out) const {
     for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = Find(keys, i);
     return;
   }
-  // Single-word keys: the words are loaded a block at a time (KeyColumns::Words), not through
-  // Find's per-row calls, which were most of key resolution's probing. A probe of a large table is
-  // a cache miss: prefetching the slot kAhead rows before it is probed overlaps them (as
-  // KeySequenceMap::FindAll does). A null row's word is undefined: prefetched harmlessly, never used.
-  constexpr int64_t kAhead = 16;
+  // Single-word keys: the words are loaded a block at a time, not through Find's per-row calls, which
+  // were most of key resolution's probing.
   const bool table = representation_ == Representation::kWordTable && !slots_.empty();
   const size_t mask = table ? slots_.size() - 1 : 0;
-  const bool nulls = keys.may_have_nulls();
-  keys.ForEachWordBlock([&](int64_t begin, int64_t count, const uint64_t* words) {
-    int64_t* block_out = out.data() + begin;
-    if (table) {
-      for (int64_t i = 0; i < std::min(count, kAhead); ++i) {
-        __builtin_prefetch(&slots_[static_cast<size_t>(SpreadWord(words[i])) & mask]);
-      }
-    }
-    for (int64_t i = 0; i < count; ++i) {
-      if (table && i + kAhead < count) {
-        __builtin_prefetch(&slots_[static_cast<size_t>(SpreadWord(words[i + kAhead])) & mask]);
-      }
-      block_out[i] = nulls && keys.IsNull(begin + i) ? null_index_ : FindWord(words[i]);
-    }
-  });
+  ProbeWords(
+      keys, table, [&](uint64_t w) { return &slots_[static_cast<size_t>(SpreadWord(w)) & mask]; }, null_index_,
+      [this](uint64_t w) { return FindWord(w); }, out.data());
 }
 
 KeySequenceMap::KeySequenceMap()
@@ -832,27 +843,11 @@ void KeySequenceMap::FindAll(const KeyColumns& keys, std::vector<int64_t>& out) 
     for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = Find(keys, i);
     return;
   }
-  // Words a block at a time (KeyColumns::ForEachWordBlock), as KeySet::FindAll; a table's slot is
-  // prefetched kAhead rows before its probe. A null row's word is undefined: prefetched harmlessly,
-  // never used.
-  constexpr int64_t kAhead = 16;
   const bool table = representation_ == Representation::kWordTable && word_count_ > 0;
   const size_t mask = table ? words_.size() - 1 : 0;
-  const bool nulls = keys.may_have_nulls();
-  keys.ForEachWordBlock([&](int64_t begin, int64_t count, const uint64_t* words) {
-    int64_t* block_out = out.data() + begin;
-    if (table) {
-      for (int64_t i = 0; i < std::min(count, kAhead); ++i) {
-        __builtin_prefetch(&words_[static_cast<size_t>(SlotHash(words[i])) & mask]);
-      }
-    }
-    for (int64_t i = 0; i < count; ++i) {
-      if (table && i + kAhead < count) {
-        __builtin_prefetch(&words_[static_cast<size_t>(SlotHash(words[i + kAhead])) & mask]);
-      }
-      block_out[i] = nulls && keys.IsNull(begin + i) ? null_sequence_ : FindWord(words[i]);
-    }
-  });
+  ProbeWords(
+      keys, table, [&](uint64_t w) { return &words_[static_cast<size_t>(SlotHash(w)) & mask]; }, null_sequence_,
+      [this](uint64_t w) { return FindWord(w); }, out.data());
 }
 
 }  // namespace lakesync::iceberg
