@@ -18,7 +18,8 @@
 // (change_netting.h: 40 bytes per changed row while deciding, then 1 byte per row until it is
 // emitted) and keeps the changed rows while they fit 256 MiB, the other emits (from the kept rows, or
 // by reading the files again when they did not fit). The deleted positions of the data files the last
-// snapshot changed are kept for the next one (one bitmap per such file).
+// snapshot changed are kept for the next one (one bitmap per such file). ReadAll and Follow prepare
+// the next snapshot (plans, deleted positions) while one streams: one prepared snapshot at most.
 #pragma once
 
 #include <arrow/type_fwd.h>
