@@ -64,8 +64,12 @@ bool PreferSerialUnits(size_t files, size_t units_of_first_file, size_t columns)
 // `source` makes the next unit (called on the consumer's thread, in order; nullopt when there are no
 // more); a unit runs on a pool thread and must touch only its own state and thread-safe shared state.
 // With one thread, a window of 1, or when called from a pool thread, units run inline in Next().
+// `window` counts the units running ahead while the caller works on the one Next() returned.
 // The first error (from the source or a unit) is returned by Next() in its position and ends the
 // stream. The destructor waits for the units in flight (they may reference the owner's state).
+template <typename T>
+class RunAhead;
+
 template <typename T>
 class OrderedStream {
  public:
@@ -73,11 +77,7 @@ class OrderedStream {
   using Source = std::function<Result<std::optional<Unit>>()>;
 
   // window <= 0: DefaultWindow().
-  explicit OrderedStream(Source source, int window = 0) : source_(std::move(source)) {
-    EnsureThreadsConfigured();
-    window_ = window > 0 ? window : DefaultWindow();
-    inline_ = window_ <= 1 || ThreadCount() <= 1 || OnPoolThread();
-  }
+  explicit OrderedStream(Source source, int window = 0) : OrderedStream(std::move(source), window, false) {}
   OrderedStream(const OrderedStream&) = delete;
   OrderedStream& operator=(const OrderedStream&) = delete;
   ~OrderedStream() {
@@ -108,6 +108,15 @@ class OrderedStream {
   }
 
  private:
+  friend class RunAhead<T>;
+
+  // `one_on_pool`: a window of 1 still runs on the pool (RunAhead), rather than inline.
+  OrderedStream(Source source, int window, bool one_on_pool) : source_(std::move(source)) {
+    EnsureThreadsConfigured();
+    window_ = window > 0 ? window : DefaultWindow();
+    inline_ = (window_ <= 1 && !one_on_pool) || ThreadCount() <= 1 || OnPoolThread();
+  }
+
   // Submits units until the window is full or the source is exhausted. A source error is held back
   // until the units made before it have been consumed (it is the next result in order).
   void Fill() {
@@ -142,6 +151,26 @@ class OrderedStream {
   bool source_done_ = false;
   Status source_error_;
   std::deque<arrow::Future<T>> in_flight_;
+};
+
+// A sequence whose next item is computed on the pool while the caller works on the current one:
+// OrderedStream with one unit running ahead (where OrderedStream would run a window of 1 inline), so
+// at most one item is made and not yet returned. For sequences of large items (a snapshot prepared
+// for reading) whose making would otherwise leave the pool idle between them. Same contract as
+// OrderedStream: in order; an item's error is returned by Next() in its place, after the items
+// before it; inline with one thread or on a pool thread; the destructor waits for the item ahead.
+template <typename T>
+class RunAhead {
+ public:
+  using Unit = typename OrderedStream<T>::Unit;
+  using Source = typename OrderedStream<T>::Source;
+
+  explicit RunAhead(Source source) : stream_(std::move(source), 1, /*one_on_pool=*/true) {}
+
+  Result<std::optional<T>> Next() { return stream_.Next(); }
+
+ private:
+  OrderedStream<T> stream_;
 };
 
 // Runs produce(0..count-1) on the pool (at most `window` in flight, default OrderedStream's) and

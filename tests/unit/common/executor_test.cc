@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "lakesync/common/column_threads.h"
 
@@ -136,6 +137,117 @@ TEST_F(ThreadsTest, ColumnThreadsOnlyOffThePoolWithSeveralThreads) {
   auto on_pool = arrow::internal::GetCpuThreadPool()->Submit([]() { return ColumnThreads(true); });
   ASSERT_TRUE(on_pool.ok());
   EXPECT_FALSE(on_pool->result().ValueOrDie());
+}
+
+// RunAhead: the items in order, at most one made ahead of the one the caller holds, at any thread count.
+TEST_F(ThreadsTest, RunAheadKeepsOrderWithOneItemAhead) {
+  for (int threads : {1, 4}) {
+    ASSERT_TRUE(ConfigureThreads(threads).ok());
+    int made = 0;
+    std::atomic<int> started{0};
+    RunAhead<int> items([&]() -> Result<std::optional<RunAhead<int>::Unit>> {
+      if (made == 20) return std::nullopt;
+      const int i = made++;
+      return std::optional<RunAhead<int>::Unit>([i, &started]() -> Result<int> {
+        ++started;
+        return i * 3;
+      });
+    });
+    for (int i = 0; i < 20; ++i) {
+      auto next = items.Next();
+      ASSERT_TRUE(next.ok()) << next.status().ToString();
+      ASSERT_TRUE(next->has_value());
+      ASSERT_EQ(**next, i * 3) << threads << " threads";
+      EXPECT_LE(made, i + 2) << "more than one item made ahead, " << threads << " threads";
+    }
+    auto end = items.Next();
+    ASSERT_TRUE(end.ok());
+    EXPECT_FALSE(end->has_value());
+    EXPECT_EQ(started.load(), 20);
+  }
+}
+
+// With several threads the next item is made while the caller still holds the current one: the
+// caller waits, holding item 0, for item 1 to finish, which only the pool can do meanwhile. (The
+// deadline turns a regression into a failure, not a hang.)
+TEST_F(ThreadsTest, RunAheadMakesTheNextItemWhileTheCurrentIsUsed) {
+  ASSERT_TRUE(ConfigureThreads(2).ok());
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool second_done = false;
+  int made = 0;
+  RunAhead<int> items([&]() -> Result<std::optional<RunAhead<int>::Unit>> {
+    if (made == 2) return std::nullopt;
+    const int i = made++;
+    return std::optional<RunAhead<int>::Unit>([&, i]() -> Result<int> {
+      if (i == 1) {
+        std::lock_guard lock(mutex);
+        second_done = true;
+        cv.notify_all();
+      }
+      return i;
+    });
+  });
+  auto first = items.Next();
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(**first, 0);
+  {
+    std::unique_lock lock(mutex);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return second_done; }))
+        << "item 1 was not made while the caller held item 0";
+  }
+  auto second = items.Next();
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(**second, 1);
+}
+
+// An item's error, though made ahead, is returned only in its place, after the items before it; the
+// stream ends there.
+TEST_F(ThreadsTest, RunAheadReportsALaterErrorInItsPlace) {
+  for (int threads : {1, 4}) {
+    ASSERT_TRUE(ConfigureThreads(threads).ok());
+    int made = 0;
+    RunAhead<int> items([&]() -> Result<std::optional<RunAhead<int>::Unit>> {
+      if (made == 6) return NotFound("no item 6");
+      const int i = made++;
+      return std::optional<RunAhead<int>::Unit>([i]() -> Result<int> {
+        if (i == 3) return Corrupt("item {}", i);
+        return i;
+      });
+    });
+    for (int i = 0; i < 3; ++i) {
+      auto next = items.Next();
+      ASSERT_TRUE(next.ok()) << threads << " threads, item " << i << ": " << next.status().ToString();
+      ASSERT_EQ(**next, i);
+    }
+    auto failed = items.Next();
+    ASSERT_FALSE(failed.ok()) << threads << " threads";
+    EXPECT_EQ(failed.status().message(), "item 3");
+    auto after = items.Next();
+    ASSERT_TRUE(after.ok());
+    EXPECT_FALSE(after->has_value());
+  }
+}
+
+// The destructor waits for the item being made ahead (it may use its owner's state).
+TEST_F(ThreadsTest, RunAheadWaitsForTheItemAheadWhenDestroyed) {
+  ASSERT_TRUE(ConfigureThreads(2).ok());
+  std::atomic<bool> second_done{false};
+  {
+    int made = 0;
+    RunAhead<int> items([&]() -> Result<std::optional<RunAhead<int>::Unit>> {
+      const int i = made++;
+      return std::optional<RunAhead<int>::Unit>([i, &second_done]() -> Result<int> {
+        if (i == 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));  // still running at destruction
+          second_done = true;
+        }
+        return i;
+      });
+    });
+    ASSERT_TRUE(items.Next().ok());
+  }
+  EXPECT_TRUE(second_done.load());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "lakesync/catalog/sql/sql_catalog.h"
+#include "lakesync/common/executor.h"
 #include "lakesync/iceberg/changelog/changelog_source.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
 #include "lakesync/iceberg/model/json_serde.h"
@@ -260,6 +261,76 @@ include_metadata_columns: [_change_type, _change_ordinal]
   auto missing = OpenChangelogSource(config);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(KindOf(missing.status()), ErrorKind::kNotFound);
+}
+
+// ReadAll prepares the next snapshot while one streams; still each snapshot is marked read only when
+// its rows are reached, in order, and a later snapshot's error comes in its place, after the rows
+// before it: a missing data file (met streaming the snapshot) and a missing delete file (met
+// preparing it, ahead of its turn), with one thread and with several.
+TEST_P(ChangelogSourceTest, ReadAllMarksSnapshotsReadInOrderAndReportsALaterErrorInItsPlace) {
+  auto t = CreateTable(/*with_key=*/true, GetParam());
+  Append(t, {{1, "a"}, {2, "a"}});  // ordinal 0
+  Append(t, {{3, "b"}});            // 1
+  Delete(t, "id = 1");              // 2: a deletion vector / position delete file
+  Append(t, {{4, "c"}});            // 3
+  const auto& m = *t->metadata();
+  std::vector<int64_t> sequence;  // by ordinal
+  for (const auto& s : m.Ancestors(m.CurrentSnapshot()->snapshot_id)) sequence.insert(sequence.begin(), s->sequence_number);
+  ASSERT_EQ(sequence.size(), 4u);
+  std::string data_file, delete_file;
+  for (const auto& task : ValueOrFail(ValueOrFail(table::TableScan::Make(t, {}))->PlanFiles())) {
+    if (task.data_sequence_number == sequence[3]) data_file = task.file->file_path;
+    if (task.deletion_vector) delete_file = task.deletion_vector->file_path;
+    if (!task.position_deletes.empty()) delete_file = task.position_deletes.front()->file_path;
+  }
+  ASSERT_FALSE(data_file.empty());
+  ASSERT_FALSE(delete_file.empty());
+  auto remove = [](const std::string& uri) {
+    ASSERT_TRUE(std::filesystem::remove(uri.rfind("file://", 0) == 0 ? uri.substr(7) : uri)) << uri;
+  };
+
+  // Reads until the error: the ordinals of the rows in order, each with the position when it came.
+  // `failed_position`: the position after the error.
+  auto read_until_error = [&](int threads, const std::string& missing,
+                              int64_t failed_position) -> std::vector<std::pair<int32_t, int64_t>> {
+    EXPECT_TRUE(ConfigureThreads(threads).ok());
+    auto source = ValueOrFail(ChangelogSource::Make(t, {}));
+    auto reader = ValueOrFail(source->ReadAll());
+    const int ordinal = reader->schema()->GetFieldIndex(kChangeOrdinalColumn);
+    std::vector<std::pair<int32_t, int64_t>> seen;
+    while (true) {
+      std::shared_ptr<arrow::RecordBatch> batch;
+      auto st = reader->ReadNext(&batch);
+      if (!st.ok()) {
+        EXPECT_NE(st.ToString().find(missing.substr(missing.rfind('/'))), std::string::npos) << st.ToString();
+        EXPECT_EQ(source->position(), failed_position);
+        return seen;
+      }
+      if (!batch) {
+        ADD_FAILURE() << "no error for the missing " << missing;
+        return seen;
+      }
+      const auto& ords = static_cast<const arrow::Int32Array&>(*batch->column(ordinal));
+      for (int64_t i = 0; i < batch->num_rows(); ++i) seen.emplace_back(ords.Value(i), source->position().value_or(-1));
+    }
+  };
+  const int saved_threads = ThreadCount();
+  remove(data_file);
+  for (int threads : {1, 2}) {
+    // Ordinals 0 (2 rows), 1 and 2, each read at its own snapshot's position; then 3's missing file.
+    const std::vector<std::pair<int32_t, int64_t>> expected = {
+        {0, sequence[0]}, {0, sequence[0]}, {1, sequence[1]}, {2, sequence[2]}};
+    // Snapshot 3 was begun (marked read) when its rows were reached; reading them failed.
+    EXPECT_EQ(read_until_error(threads, data_file, sequence[3]), expected) << threads << " threads";
+  }
+  remove(delete_file);
+  for (int threads : {1, 2}) {
+    // Snapshot 2 fails while it is prepared (during snapshot 1's rows with two threads): its error
+    // comes after snapshot 1's rows, and a snapshot that failed to prepare is not marked read.
+    const std::vector<std::pair<int32_t, int64_t>> expected = {{0, sequence[0]}, {0, sequence[0]}, {1, sequence[1]}};
+    EXPECT_EQ(read_until_error(threads, delete_file, sequence[1]), expected) << threads << " threads";
+  }
+  ASSERT_TRUE(ConfigureThreads(saved_threads).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(FormatVersions, ChangelogSourceTest, ::testing::Values(2, 3));

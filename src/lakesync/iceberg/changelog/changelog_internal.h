@@ -44,7 +44,8 @@ struct ChangelogSource::Shared {
   // they came from, so that the next snapshot loads only the delete files added since: with position
   // delete files every commit adds one more per data file, and loading them all again for both
   // states of every snapshot made delete loading a sixth of the changelog's CPU (docs/benchmarks.md).
-  // Only from the thread that reads the snapshots, one at a time.
+  // Only by the preparation of snapshots (ChangelogSource::Prepare), one at a time and in order,
+  // whichever thread it runs on; streaming rows never touches it.
   struct KnownPositions {
     std::string deletion_vector;              // DeleteKey of the deletion vector ("" for none)
     std::set<std::string> position_deletes;  // DeleteKeys of the position delete files

@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "lakesync/common/executor.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/iceberg/changelog/changelog_internal.h"
 #include "lakesync/iceberg/expr/binder.h"
@@ -28,18 +29,44 @@ Result<std::shared_ptr<arrow::DataType>> MetadataColumnType(const std::string& n
   return InvalidArgument("unsupported metadata column '{}'", name);
 }
 
+// The snapshots of `pending`, each prepared on the executor while the one before streams
+// (RunAhead: one prepared ahead at most), and begun in order as the consumer reaches them.
+class PreparedAhead {
+ public:
+  PreparedAhead(ChangelogSource* source, std::vector<PendingSnapshot> pending)
+      : pending_(std::move(pending)),
+        ahead_([this, source]() -> Result<std::optional<RunAhead<ChangelogSource::Prepared>::Unit>> {
+          if (next_ >= pending_.size()) return std::nullopt;
+          const PendingSnapshot* snapshot = &pending_[next_++];
+          return std::optional<RunAhead<ChangelogSource::Prepared>::Unit>(
+              [source, snapshot]() { return source->Prepare(*snapshot); });
+        }) {}
+
+  // The next snapshot's rows, marked read; null after the last.
+  Result<std::shared_ptr<arrow::RecordBatchReader>> Next(ChangelogSource& source) {
+    ARROW_ASSIGN_OR_RAISE(auto prepared, ahead_.Next());
+    if (!prepared) return nullptr;
+    return source.Begin(std::move(*prepared));
+  }
+
+ private:
+  std::vector<PendingSnapshot> pending_;  // declared before ahead_: its units point into it
+  size_t next_ = 0;
+  RunAhead<ChangelogSource::Prepared> ahead_;
+};
+
 // Concatenates the change sets of several snapshots.
 class SequenceReader : public arrow::RecordBatchReader {
  public:
   SequenceReader(ChangelogSource* source, std::vector<PendingSnapshot> pending)
-      : source_(source), pending_(std::move(pending)) {}
+      : source_(source), snapshots_(source, std::move(pending)) {}
   std::shared_ptr<arrow::Schema> schema() const override { return source_->schema(); }
   arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
     *out = nullptr;
     while (true) {
       if (!current_) {
-        if (next_ >= pending_.size()) return Status::OK();
-        ARROW_ASSIGN_OR_RAISE(current_, source_->Read(pending_[next_++]));
+        ARROW_ASSIGN_OR_RAISE(current_, snapshots_.Next(*source_));
+        if (!current_) return Status::OK();
       }
       ARROW_RETURN_NOT_OK(current_->ReadNext(out));
       if (*out) return Status::OK();
@@ -49,8 +76,7 @@ class SequenceReader : public arrow::RecordBatchReader {
 
  private:
   ChangelogSource* source_;
-  std::vector<PendingSnapshot> pending_;
-  size_t next_ = 0;
+  PreparedAhead snapshots_;
   std::shared_ptr<arrow::RecordBatchReader> current_;
 };
 
@@ -68,9 +94,11 @@ class FollowReader : public arrow::RecordBatchReader {
         if (*out) return Status::OK();
         current_.reset();
       }
-      if (next_ < pending_.size()) {
-        ARROW_ASSIGN_OR_RAISE(current_, source_->Read(pending_[next_++]));
-        continue;
+      if (snapshots_) {
+        ARROW_ASSIGN_OR_RAISE(current_, snapshots_->Next(*source_));
+        if (current_) continue;
+        // Nothing is being prepared any more: the table may be refreshed below.
+        snapshots_.reset();
       }
       if (source_->reached_end() || (stop_ && stop_())) return Status::OK();
       if (polled_) {
@@ -86,8 +114,8 @@ class FollowReader : public arrow::RecordBatchReader {
         ARROW_RETURN_NOT_OK(source_->Refresh());
       }
       polled_ = true;
-      ARROW_ASSIGN_OR_RAISE(pending_, source_->Pending());
-      next_ = 0;
+      ARROW_ASSIGN_OR_RAISE(auto pending, source_->Pending());
+      snapshots_ = std::make_unique<PreparedAhead>(source_, std::move(pending));
     }
   }
 
@@ -95,9 +123,8 @@ class FollowReader : public arrow::RecordBatchReader {
   ChangelogSource* source_;
   std::chrono::milliseconds interval_;
   std::function<bool()> stop_;
-  std::vector<PendingSnapshot> pending_;
-  size_t next_ = 0;
   bool polled_ = false;
+  std::unique_ptr<PreparedAhead> snapshots_;
   std::shared_ptr<arrow::RecordBatchReader> current_;
 };
 
@@ -374,15 +401,32 @@ Result<std::vector<PendingSnapshot>> ChangelogSource::Pending() {
   return out;
 }
 
-Result<std::shared_ptr<arrow::RecordBatchReader>> ChangelogSource::Read(const PendingSnapshot& pending) {
+Status ChangelogSource::CheckNotRead(const PendingSnapshot& pending) const {
   if (position_ && pending.snapshot->sequence_number <= *position_) {
     return InvalidArgument("snapshot {} (sequence number {}) was already read; the source is at {}",
                            pending.snapshot->snapshot_id, pending.snapshot->sequence_number, *position_);
   }
-  ARROW_ASSIGN_OR_RAISE(auto reader, ReadSnapshotChanges(shared_, pending));
-  position_ = pending.snapshot->sequence_number;
-  next_ordinal_ = pending.ordinal + 1;
-  return reader;
+  return Status::OK();
+}
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> ChangelogSource::Read(const PendingSnapshot& pending) {
+  // Checked before preparing too: preparing a snapshot already read would replace the deleted
+  // positions the next one starts from.
+  ARROW_RETURN_NOT_OK(CheckNotRead(pending));
+  ARROW_ASSIGN_OR_RAISE(auto prepared, Prepare(pending));
+  return Begin(std::move(prepared));
+}
+
+Result<ChangelogSource::Prepared> ChangelogSource::Prepare(const PendingSnapshot& pending) const {
+  ARROW_ASSIGN_OR_RAISE(auto rows, ReadSnapshotChanges(shared_, pending));
+  return Prepared{pending, std::move(rows)};
+}
+
+Result<std::shared_ptr<arrow::RecordBatchReader>> ChangelogSource::Begin(Prepared prepared) {
+  ARROW_RETURN_NOT_OK(CheckNotRead(prepared.pending));
+  position_ = prepared.pending.snapshot->sequence_number;
+  next_ordinal_ = prepared.pending.ordinal + 1;
+  return std::move(prepared.rows);
 }
 
 Result<std::shared_ptr<arrow::RecordBatchReader>> ChangelogSource::ReadAll() {

@@ -18,7 +18,8 @@
 // (change_netting.h: 40 bytes per changed row while deciding, then 1 byte per row until it is
 // emitted) and keeps the changed rows while they fit 256 MiB, the other emits (from the kept rows, or
 // by reading the files again when they did not fit). The deleted positions of the data files the last
-// snapshot changed are kept for the next one (one bitmap per such file).
+// snapshot changed are kept for the next one (one bitmap per such file). ReadAll and Follow prepare
+// the next snapshot (plans, deleted positions) while one streams: one prepared snapshot at most.
 #pragma once
 
 #include <arrow/type_fwd.h>
@@ -97,16 +98,34 @@ class ChangelogSource {
   bool reached_end() const { return reached_end_; }
 
   // The change set of one pending snapshot. Marks it read: Pending() then lists only later ones.
+  // Prepare then Begin.
   Result<std::shared_ptr<arrow::RecordBatchReader>> Read(const PendingSnapshot& pending);
+
+  // Read() in two steps, so that ReadAll and Follow prepare the next snapshot on the executor while
+  // the current one streams (common/executor.h RunAhead). Prepare plans the snapshot against its
+  // parent and loads the deleted positions of its changed files; it touches only the source's shared
+  // reading state, never what Begin advances, so it may run on a pool thread, but preparations must
+  // run one at a time and in snapshot order (each leaves the deleted positions the next one starts
+  // from). Begin marks the snapshot read (in order, on the consumer's thread, when its rows are about
+  // to be read, never when it is prepared) and returns its rows.
+  struct Prepared {
+    PendingSnapshot pending;
+    std::shared_ptr<arrow::RecordBatchReader> rows;
+  };
+  Result<Prepared> Prepare(const PendingSnapshot& pending) const;
+  Result<std::shared_ptr<arrow::RecordBatchReader>> Begin(Prepared prepared);
   // Statistics of the snapshot last read to its end.
   const SnapshotReadStats& last_stats() const;
   // Sequence number of the last snapshot marked read (the position to persist).
   std::optional<int64_t> position() const { return position_; }
 
-  // Every pending snapshot as one stream (batch reads).
+  // Every pending snapshot as one stream (batch reads). While a snapshot's rows are read the next
+  // one is prepared on the executor: at most one prepared snapshot waits (its plan and deleted
+  // positions). An error preparing a snapshot is returned in its place, after the earlier rows.
   Result<std::shared_ptr<arrow::RecordBatchReader>> ReadAll();
   // A stream that never ends: reads pending snapshots, then refreshes every poll_interval and reads
-  // new ones, until `stop` returns true or the end bound is read.
+  // new ones, until `stop` returns true or the end bound is read. Prepares ahead like ReadAll, within
+  // the snapshots pending at each poll.
   Result<std::shared_ptr<arrow::RecordBatchReader>> Follow(std::chrono::milliseconds poll_interval,
                                                            std::function<bool()> stop = {});
 
@@ -115,6 +134,8 @@ class ChangelogSource {
  private:
   ChangelogSource() = default;
   Result<std::vector<iceberg::SnapshotPtr>> Lineage(int64_t* end_sequence) const;
+  // InvalidArgument when `pending` is at or before the position.
+  Status CheckNotRead(const PendingSnapshot& pending) const;
 
   std::shared_ptr<table::Table> table_;
   ChangelogOptions options_;
