@@ -333,6 +333,56 @@ TEST_P(ChangelogSourceTest, ReadAllMarksSnapshotsReadInOrderAndReportsALaterErro
   ASSERT_TRUE(ConfigureThreads(saved_threads).ok());
 }
 
+// Follow reads what is pending, then after each poll what was committed since: every snapshot once and
+// in order, with one thread and with the next snapshot prepared ahead (two), until stop() says so. A
+// writer commits from inside stop(), which Follow asks only when nothing is being prepared: the
+// answers depend on what was read, not on timing.
+TEST_P(ChangelogSourceTest, FollowReadsWhatIsCommittedBetweenPollsOnceAndInOrder) {
+  auto t = CreateTable(/*with_key=*/true, GetParam());
+  std::vector<int64_t> committed;  // ids, one per snapshot, in commit order
+  auto commit = [&]() {
+    const int64_t id = static_cast<int64_t>(committed.size()) + 1;
+    Append(t, {{id, "v" + std::to_string(id)}});
+    committed.push_back(id);
+  };
+  for (int i = 0; i < 3; ++i) commit();
+  const int saved_threads = ThreadCount();
+  for (int threads : {1, 2}) {
+    ASSERT_TRUE(ConfigureThreads(threads).ok());
+    // The source's own table object, as another process's would be: it sees the writer's commits only
+    // when Follow refreshes it.
+    auto source = ValueOrFail(ChangelogSource::Make(ValueOrFail(table::Table::Load(catalog_, {{"ns"}, "t"})), {}));
+    std::vector<std::pair<int64_t, int32_t>> seen;  // (id, ordinal) as read
+    bool wrote = false;
+    int asked_since = 0;  // a Follow that never sees the new commits ends (and fails below), not hangs
+    auto stop = [&]() {
+      if (!wrote) {  // the first time the pending snapshots are all read: two more commits
+        commit();
+        commit();
+        wrote = true;
+        return false;
+      }
+      return seen.size() >= committed.size() || ++asked_since > 1000;
+    };
+    auto reader = ValueOrFail(source->Follow(std::chrono::milliseconds(1), stop));
+    const int ordinal = reader->schema()->GetFieldIndex(kChangeOrdinalColumn);
+    ASSERT_GE(ordinal, 0);
+    while (true) {
+      std::shared_ptr<arrow::RecordBatch> batch;
+      ASSERT_OK(reader->ReadNext(&batch));
+      if (!batch) break;
+      const auto& ids = static_cast<const arrow::Int64Array&>(*batch->column(0));
+      const auto& ords = static_cast<const arrow::Int32Array&>(*batch->column(ordinal));
+      for (int64_t i = 0; i < batch->num_rows(); ++i) seen.emplace_back(ids.Value(i), ords.Value(i));
+    }
+    std::vector<std::pair<int64_t, int32_t>> expected;
+    for (size_t i = 0; i < committed.size(); ++i) expected.emplace_back(committed[i], static_cast<int32_t>(i));
+    EXPECT_EQ(seen, expected) << threads << " threads";
+    EXPECT_EQ(source->position(), t->metadata()->CurrentSnapshot()->sequence_number) << threads << " threads";
+  }
+  ASSERT_TRUE(ConfigureThreads(saved_threads).ok());
+}
+
 INSTANTIATE_TEST_SUITE_P(FormatVersions, ChangelogSourceTest, ::testing::Values(2, 3));
 
 }  // namespace
