@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "lakesync/common/column_threads.h"
@@ -63,6 +64,23 @@ TEST_F(ThreadsTest, UnitsRunConcurrently) {
   EXPECT_TRUE((*out)[0]) << "unit 0 never saw unit 1 start: units did not run in parallel";
 }
 
+// Of OrderedStream and RunAhead alike: the next `count` results are 0, 1, ..., then the error
+// `message` in its place, and the stream ends after it.
+template <typename Stream>
+void ExpectItemsThenErrorThenEnd(Stream& stream, int count, const std::string& message) {
+  for (int i = 0; i < count; ++i) {
+    auto next = stream.Next();
+    ASSERT_TRUE(next.ok()) << "item " << i << ": " << next.status().ToString();
+    ASSERT_EQ(**next, i);
+  }
+  auto failed = stream.Next();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().message(), message);
+  auto after = stream.Next();
+  ASSERT_TRUE(after.ok());
+  EXPECT_FALSE(after->has_value());
+}
+
 TEST_F(ThreadsTest, FirstErrorInOrderWins) {
   ASSERT_TRUE(ConfigureThreads(4).ok());
   std::atomic<int> ran{0};
@@ -86,17 +104,7 @@ TEST_F(ThreadsTest, SourceErrorComesAfterEarlierUnits) {
     const int i = made++;
     return std::optional<OrderedStream<int>::Unit>([i]() -> Result<int> { return i; });
   });
-  for (int i = 0; i < 3; ++i) {
-    auto next = stream.Next();
-    ASSERT_TRUE(next.ok()) << next.status().ToString();
-    ASSERT_EQ(**next, i);
-  }
-  auto next = stream.Next();
-  ASSERT_FALSE(next.ok());
-  EXPECT_EQ(next.status().message(), "no unit 3");
-  auto after = stream.Next();
-  ASSERT_TRUE(after.ok());
-  EXPECT_FALSE(after->has_value());
+  ExpectItemsThenErrorThenEnd(stream, 3, "no unit 3");
 }
 
 // A stream used from inside a pool task runs inline: with a pool of one thread, waiting on the pool
@@ -215,17 +223,8 @@ TEST_F(ThreadsTest, RunAheadReportsALaterErrorInItsPlace) {
         return i;
       });
     });
-    for (int i = 0; i < 3; ++i) {
-      auto next = items.Next();
-      ASSERT_TRUE(next.ok()) << threads << " threads, item " << i << ": " << next.status().ToString();
-      ASSERT_EQ(**next, i);
-    }
-    auto failed = items.Next();
-    ASSERT_FALSE(failed.ok()) << threads << " threads";
-    EXPECT_EQ(failed.status().message(), "item 3");
-    auto after = items.Next();
-    ASSERT_TRUE(after.ok());
-    EXPECT_FALSE(after->has_value());
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    ASSERT_NO_FATAL_FAILURE(ExpectItemsThenErrorThenEnd(items, 3, "item 3"));
   }
 }
 
