@@ -14,6 +14,7 @@ import datetime as dt
 import decimal
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -236,6 +237,22 @@ def test_scan_parquet_into_a_pipe(tmp_path):
     assert done.returncode == 0, done.stderr
     O.assert_same_rows(O.arrow_rows(pq.read_table(io.BytesIO(done.stdout)), columns),
                        O.normalise_rows(rows, columns, "python"), "parquet through a pipe")
+
+
+def test_scan_parquet_to_a_device_and_a_named_pipe(tmp_path):
+    # --output names a file that is not a regular one: /dev/null (a benchmark's sink) and a FIFO read by
+    # another process. Written files are synced at close; these have nothing to sync and must not fail.
+    cli, columns, rows = _scan_table_fixture(tmp_path)
+    done = cli.run("scan", "--table", "db.t", "--format", "parquet", "--output", "/dev/null")
+    assert done.returncode == 0, done.stderr
+    fifo = tmp_path / "rows.fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    done = cli.run("scan", "--table", "db.t", "--format", "parquet", "--output", str(fifo))
+    data, _ = reader.communicate(timeout=60)
+    assert done.returncode == 0, done.stderr
+    O.assert_same_rows(O.arrow_rows(pq.read_table(io.BytesIO(data)), columns),
+                       O.normalise_rows(rows, columns, "python"), "parquet through a named pipe")
 
 
 def test_time_travel_by_timestamp(tmp_path):

@@ -3,6 +3,8 @@
 #include <arrow/record_batch.h>
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,12 +16,19 @@
 namespace lakesync::cli {
 namespace {
 
-// Standard output as an Arrow stream. It counts its own position: stdout may be a pipe, where the
-// lseek() behind FileOutputStream::Tell fails (and the Parquet writer asks for the position).
-class StdoutStream : public arrow::io::OutputStream {
+// A file descriptor as an Arrow stream: standard output, or an --output that is a pipe or a device. It
+// counts its own position: on a pipe the lseek() behind FileOutputStream::Tell fails (and the Parquet
+// writer asks for the position).
+class DescriptorStream : public arrow::io::OutputStream {
  public:
+  DescriptorStream(int fd, std::string name, bool owned) : fd_(fd), name_(std::move(name)), owned_(owned) {}
+  ~DescriptorStream() override {
+    if (!closed_ && owned_) ::close(fd_);
+  }
   Status Close() override {
+    if (closed_) return Status::OK();
     closed_ = true;
+    if (owned_ && ::close(fd_) != 0) return IOError("closing {}: {}", name_, std::strerror(errno));
     return Status::OK();
   }
   bool closed() const override { return closed_; }
@@ -27,10 +36,10 @@ class StdoutStream : public arrow::io::OutputStream {
   Status Write(const void* data, int64_t nbytes) override {
     const auto* p = static_cast<const char*>(data);
     while (nbytes > 0) {
-      const ssize_t n = ::write(STDOUT_FILENO, p, static_cast<size_t>(nbytes));
+      const ssize_t n = ::write(fd_, p, static_cast<size_t>(nbytes));
       if (n < 0) {
         if (errno == EINTR) continue;
-        return IOError("writing to standard output: {}", std::strerror(errno));
+        return IOError("writing to {}: {}", name_, std::strerror(errno));
       }
       p += n;
       nbytes -= n;
@@ -40,9 +49,19 @@ class StdoutStream : public arrow::io::OutputStream {
   }
 
  private:
+  int fd_;
+  std::string name_;
+  bool owned_;
   int64_t position_ = 0;
   bool closed_ = false;
 };
+
+// An --output path that exists and is a pipe, a device or a socket (not a file to create or replace).
+bool IsSpecialLocalFile(const std::string& path) {
+  struct stat st;
+  if (path.find("://") != std::string::npos || ::stat(path.c_str(), &st) != 0) return false;
+  return S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
+}
 
 class LimitReader : public arrow::RecordBatchReader {
  public:
@@ -84,7 +103,7 @@ void AddOutputOptions(CLI::App& cmd, OutputArgs& args, std::string_view format_d
                              "binary as base64), csv or parquet",
                              format_default))
       ->check(CLI::IsMember({"table", "jsonl", "csv", "parquet"}));
-  cmd.add_option("--output,-o", args.output, "write to this file instead of standard output");
+  cmd.add_option("--output,-o", args.output, "write to this file (or named pipe, or device) instead of standard output");
 }
 
 Result<int64_t> WriteRows(const OutputArgs& args, arrow::RecordBatchReader& reader, const io::FileIO* file_io) {
@@ -92,7 +111,11 @@ Result<int64_t> WriteRows(const OutputArgs& args, arrow::RecordBatchReader& read
   std::shared_ptr<arrow::io::OutputStream> out;
   std::shared_ptr<io::FileIO> local_io;
   if (args.output.empty()) {
-    out = std::make_shared<StdoutStream>();
+    out = std::make_shared<DescriptorStream>(STDOUT_FILENO, "standard output", false);
+  } else if (IsSpecialLocalFile(args.output)) {
+    const int fd = ::open(args.output.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return IOError("opening --output {}: {}", args.output, std::strerror(errno));
+    out = std::make_shared<DescriptorStream>(fd, args.output, true);
   } else {
     if (file_io == nullptr) {
       ARROW_ASSIGN_OR_RAISE(local_io, io::FileIO::Make());

@@ -1,5 +1,6 @@
 #include <fcntl.h>
 #include <stdio.h>  // renameat2 (glibc >= 2.28)
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -102,6 +103,11 @@ void SyncDir(const std::filesystem::path& dir) {
 // dirty pages through any descriptor, a read-only one included.
 Status SyncWrittenFile(const std::string& path, std::string_view location) {
   if (FailpointFires(kFailpointLocalSync)) return ErrnoError(EIO, "syncing", location);
+  // Only a regular file has content on disk to make durable. A device or a pipe (`--output
+  // /dev/null`, a FIFO) has none: fsync of /dev/null fails with EINVAL, and opening a FIFO to sync it
+  // would wait for a writer that has already gone.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return Status::OK();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError(errno, "opening to sync", location);
   const int rc = ::fsync(fd);

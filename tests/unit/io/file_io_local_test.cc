@@ -160,6 +160,16 @@ TEST_F(FileIOLocalTest, ClosingAStreamedFileSyncsItAndReportsAFailedSync) {
   EXPECT_EQ(ReadWithStd(Path("data/b.parquet")), "def");
 }
 
+// Output streamed to a device (`lakesync changes --output /dev/null`) closes cleanly: only regular
+// files are synced (fsync of /dev/null fails with EINVAL).
+TEST_F(FileIOLocalTest, StreamingToADeviceClosesWithoutSyncingIt) {
+  auto out = io_->OpenOutput("/dev/null");
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_TRUE((*out)->Write("abc", 3).ok());
+  const Status closed = (*out)->Close();
+  EXPECT_TRUE(closed.ok()) << closed.ToString();
+}
+
 TEST_F(FileIOLocalTest, MissingFilesAreNotFoundAndNamed) {
   const std::string missing = Uri("no/such/file.json");
   auto read = io_->ReadAll(missing);
