@@ -14,6 +14,8 @@ One run:
        lakesync   `lakesync changes --source iceberg --format parquet --output F` (all snapshots)
        duckdb     for each snapshot N: (scan(N-1) EXCEPT ALL scan(N)) UNION ALL (scan(N) EXCEPT ALL
                   scan(N-1)) written with COPY ... TO F (FORMAT parquet); no update pairing
+     Both write their Parquet with the --compression codec (default zstd: lakesync's default, not
+     DuckDB's, which is snappy), so that both do the same output work.
   4. prints medians and the ratio, writes everything to bench/results/.
 
     .venv/bin/python bench/changelog_bench.py --changes 1000000 --snapshots 10 --repeat 3
@@ -142,7 +144,7 @@ def duckdb_connection():
 COLUMNS = "id, category, amount, name, version"
 
 
-def run_duckdb(setup: dict, out_dir: Path) -> dict:
+def run_duckdb(setup: dict, out_dir: Path, compression: str) -> dict:
     con = duckdb_connection()
     loc = setup["metadata_location"]
     snaps = setup["snapshots"]
@@ -154,7 +156,8 @@ def run_duckdb(setup: dict, out_dir: Path) -> dict:
             before = f"SELECT {COLUMNS} FROM iceberg_scan('{loc}', snapshot_from_id => {snaps[k - 1]})"
             query = (f"(SELECT *, 'DELETE' AS _change_type FROM ({before} EXCEPT ALL {after})) UNION ALL "
                      f"(SELECT *, 'INSERT' AS _change_type FROM ({after} EXCEPT ALL {before}))")
-        con.execute(f"COPY ({query}) TO '{out_dir / f'duck-{k:02d}.parquet'}' (FORMAT parquet)")
+        con.execute(f"COPY ({query}) TO '{out_dir / f'duck-{k:02d}.parquet'}' (FORMAT parquet, "
+                    f"COMPRESSION {compression})")
     return {}
 
 
@@ -170,10 +173,10 @@ def count_duckdb(setup: dict, out_dir: Path) -> dict:
     return {"per_snapshot": counts}
 
 
-def run_lakesync(setup: dict, build: Path, out_dir: Path, threads: int | None = None) -> dict:
+def run_lakesync(setup: dict, build: Path, out_dir: Path, compression: str, threads: int | None = None) -> dict:
     threads_args = ["--threads", threads] if threads else []
     lakesync(build, Path(setup["warehouse"]), *threads_args, "changes", "--source", "iceberg", "--table", TABLE,
-             "--format", "parquet", "--output", out_dir / "lakesync.parquet")
+             "--format", "parquet", "--compression", compression, "--output", out_dir / "lakesync.parquet")
     return {}
 
 
@@ -206,9 +209,9 @@ def worker(args) -> None:
     who = resource.RUSAGE_CHILDREN if is_lakesync else resource.RUSAGE_SELF
     start = resource.getrusage(who)
     if is_lakesync:
-        run_lakesync(setup, Path(args.build), out_dir, threads_of(args.engine))
+        run_lakesync(setup, Path(args.build), out_dir, args.compression, threads_of(args.engine))
     else:
-        run_duckdb(setup, out_dir)
+        run_duckdb(setup, out_dir, args.compression)
     seconds = time.perf_counter() - t0
     end = resource.getrusage(who)
     cpu = (end.ru_utime - start.ru_utime) + (end.ru_stime - start.ru_stime)
@@ -218,9 +221,10 @@ def worker(args) -> None:
     print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "peak_rss_mib": rss, **result}))
 
 
-def timed(engine: str, setup_file: Path, work: Path, build: Path) -> dict:
+def timed(engine: str, setup_file: Path, work: Path, build: Path, compression: str) -> dict:
     proc = subprocess.run([sys.executable, __file__, "--worker", engine, "--setup", str(setup_file),
-                           "--out-dir", str(work / f"out-{engine}"), "--build", str(build)],
+                           "--out-dir", str(work / f"out-{engine}"), "--build", str(build),
+                           "--compression", compression],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"{engine} failed: {proc.stderr}")
@@ -255,6 +259,9 @@ def main() -> None:
     p.add_argument("--format-version", type=int, default=3, choices=[2, 3],
                    help="3: deletion vectors; 2: position delete files")
     p.add_argument("--seed", type=int, default=5)
+    p.add_argument("--compression", default="zstd", choices=["zstd", "snappy", "uncompressed"],
+                   help="the Parquet codec both readers write their change sets with (default zstd, lakesync's "
+                        "default; DuckDB's own default is snappy)")
     p.add_argument("--build", default=str(REPO / "build"))
     p.add_argument("--work", default=None, help="scratch directory (default: a fresh one under /tmp)")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory (to inspect the table)")
@@ -300,7 +307,7 @@ def main() -> None:
         errors: dict[str, list[str]] = {}
         for r in range(args.repeat):
             for engine in times:
-                result = timed(engine, setup_file, work, build)
+                result = timed(engine, setup_file, work, build, args.compression)
                 wrong = check(engine, result, setup["expected"])
                 if wrong and engine.startswith("lakesync"):
                     raise SystemExit(f"lakesync: {wrong[0]}")
@@ -323,6 +330,7 @@ def main() -> None:
             "write_seconds": setup["write_seconds"],
             "seconds": times, "median_seconds": med, "cpu_seconds": cpu, "median_cpu_seconds": med_cpu,
             "peak_rss_mib": rss, "wrong_results": errors, "format_version": args.format_version,
+            "output_compression": args.compression,
             "loadavg_start": loadavg_start, "loadavg_end": open("/proc/loadavg").read().split()[:3],
         }
         for v in variants:

@@ -255,6 +255,27 @@ def test_scan_parquet_to_a_device_and_a_named_pipe(tmp_path):
                        O.normalise_rows(rows, columns, "python"), "parquet through a named pipe")
 
 
+def test_parquet_output_codec_is_chosen_with_compression(tmp_path):
+    cli, columns, rows = _scan_table_fixture(tmp_path)
+    for flag, codec in ((None, "ZSTD"), ("snappy", "SNAPPY"), ("UNCOMPRESSED", "UNCOMPRESSED"), ("gzip", "GZIP")):
+        out = tmp_path / f"rows-{flag}.parquet"
+        extra = ["--compression", flag] if flag else []
+        cli.ok("scan", "--table", "db.t", "--format", "parquet", "--output", str(out), *extra)
+        meta = pq.ParquetFile(out).metadata
+        got = {meta.row_group(g).column(c).compression for g in range(meta.num_row_groups)
+               for c in range(meta.num_columns)}
+        assert got == {codec}, (flag, got)
+        O.assert_same_rows(O.arrow_rows(pq.read_table(out), columns), O.normalise_rows(rows, columns, "python"),
+                           f"parquet with --compression {flag}")
+    bad = cli.run("scan", "--table", "db.t", "--format", "parquet", "--output", str(tmp_path / "x.parquet"),
+                  "--compression", "lzma")
+    assert bad.returncode != 0 and "--compression" in bad.stderr and "'lzma'" in bad.stderr, bad.stderr
+    assert not (tmp_path / "x.parquet").exists(), "refused before anything was written"
+    wrong_format = cli.run("scan", "--table", "db.t", "--format", "jsonl", "--compression", "snappy")
+    assert wrong_format.returncode != 0 and "--compression applies to --format parquet" in wrong_format.stderr, \
+        wrong_format.stderr
+
+
 def test_time_travel_by_timestamp(tmp_path):
     cli, columns, rows = _scan_table_fixture(tmp_path)
     import time

@@ -77,6 +77,7 @@ void ReportError(const Cli& cli, const std::string& message, int exit_code, std:
 struct OutputArgs {
   std::string format = "table";
   std::string output;  // empty: standard output
+  std::string compression;  // --format parquet's codec; empty: zstd
 };
 // `format_default` describes the default in --help ("table (default)").
 void AddOutputOptions(CLI::App& cmd, OutputArgs& args, std::string_view format_default = "table (default)");

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "cli.h"
+#include "lakesync/formats/parquet/parquet_properties.h"
 #include "lakesync/io/file_io.h"
 
 namespace lakesync::cli {
@@ -94,6 +95,12 @@ Result<tabular::Format> OutputFormat(const OutputArgs& args) {
   if (format == tabular::Format::kParquet && args.output.empty() && isatty(STDOUT_FILENO)) {
     return InvalidArgument("--format parquet writes binary data: give --output FILE or redirect stdout");
   }
+  if (!args.compression.empty()) {
+    if (format != tabular::Format::kParquet) {
+      return InvalidArgument("--compression applies to --format parquet, not {}", args.format);
+    }
+    ARROW_RETURN_NOT_OK(parquet_io::ParseParquetCodec(args.compression, "--compression").status());
+  }
   return format;
 }
 
@@ -103,11 +110,17 @@ void AddOutputOptions(CLI::App& cmd, OutputArgs& args, std::string_view format_d
                              "binary as base64), csv or parquet",
                              format_default))
       ->check(CLI::IsMember({"table", "jsonl", "csv", "parquet"}));
+  cmd.add_option("--compression", args.compression,
+                 "--format parquet's codec: zstd (default), snappy, gzip, lz4, brotli or uncompressed");
   cmd.add_option("--output,-o", args.output, "write to this file (or named pipe, or device) instead of standard output");
 }
 
 Result<int64_t> WriteRows(const OutputArgs& args, arrow::RecordBatchReader& reader, const io::FileIO* file_io) {
   ARROW_ASSIGN_OR_RAISE(auto format, OutputFormat(args));
+  tabular::RecordWriterOptions options;
+  if (!args.compression.empty()) {
+    ARROW_ASSIGN_OR_RAISE(options.parquet_codec, parquet_io::ParseParquetCodec(args.compression, "--compression"));
+  }
   std::shared_ptr<arrow::io::OutputStream> out;
   std::shared_ptr<io::FileIO> local_io;
   if (args.output.empty()) {
@@ -124,7 +137,7 @@ Result<int64_t> WriteRows(const OutputArgs& args, arrow::RecordBatchReader& read
     ARROW_ASSIGN_OR_RAISE(auto location, io::NormalizeLocation(args.output));
     ARROW_ASSIGN_OR_RAISE(out, file_io->OpenOutput(location));
   }
-  ARROW_ASSIGN_OR_RAISE(auto writer, tabular::MakeRecordWriter(format, reader.schema(), out));
+  ARROW_ASSIGN_OR_RAISE(auto writer, tabular::MakeRecordWriter(format, reader.schema(), out, options));
   int64_t rows = 0;
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;

@@ -91,6 +91,31 @@ Status ReadBloomFilters(const std::map<std::string, std::string>& properties, Pa
 
 }  // namespace
 
+Result<arrow::Compression::type> ParseParquetCodec(std::string_view name, std::string_view what) {
+  const std::string lower = AsciiLower(std::string(name));
+  arrow::Compression::type codec;
+  if (lower == "zstd") {
+    codec = arrow::Compression::ZSTD;
+  } else if (lower == "snappy") {
+    codec = arrow::Compression::SNAPPY;
+  } else if (lower == "gzip") {
+    codec = arrow::Compression::GZIP;
+  } else if (lower == "lz4" || lower == "lz4_raw") {
+    codec = arrow::Compression::LZ4;
+  } else if (lower == "brotli") {
+    codec = arrow::Compression::BROTLI;
+  } else if (lower == "uncompressed" || lower == "none") {
+    codec = arrow::Compression::UNCOMPRESSED;
+  } else {
+    return InvalidArgument("{}: unsupported Parquet codec '{}'; expected zstd, snappy, gzip, lz4, brotli or uncompressed",
+                           what, name);
+  }
+  if (!arrow::util::Codec::IsAvailable(codec)) {
+    return Unsupported("{}: codec '{}' is not built into this Arrow library", what, name);
+  }
+  return codec;
+}
+
 ParquetWriteProperties::ParquetWriteProperties() : codec(arrow::Compression::ZSTD) {}
 
 Result<ParquetWriteProperties> ParquetWriteProperties::FromTableProperties(
@@ -98,27 +123,7 @@ Result<ParquetWriteProperties> ParquetWriteProperties::FromTableProperties(
   ParquetWriteProperties out;
   std::string key;
   if (const std::string* v = Lookup(properties, kParquetCompressionCodec, for_delete_files, &key)) {
-    const std::string name = AsciiLower(*v);
-    if (name == "zstd") {
-      out.codec = arrow::Compression::ZSTD;
-    } else if (name == "snappy") {
-      out.codec = arrow::Compression::SNAPPY;
-    } else if (name == "gzip") {
-      out.codec = arrow::Compression::GZIP;
-    } else if (name == "lz4" || name == "lz4_raw") {
-      out.codec = arrow::Compression::LZ4;
-    } else if (name == "brotli") {
-      out.codec = arrow::Compression::BROTLI;
-    } else if (name == "uncompressed" || name == "none") {
-      out.codec = arrow::Compression::UNCOMPRESSED;
-    } else {
-      return InvalidArgument("table property {}: unsupported Parquet codec '{}'; expected zstd, snappy, gzip, lz4, "
-                             "brotli or uncompressed",
-                             key, *v);
-    }
-    if (!arrow::util::Codec::IsAvailable(out.codec)) {
-      return Unsupported("table property {}: codec '{}' is not built into this Arrow library", key, *v);
-    }
+    ARROW_ASSIGN_OR_RAISE(out.codec, ParseParquetCodec(*v, "table property " + key));
   }
   if (const std::string* v = Lookup(properties, kParquetCompressionLevel, for_delete_files, &key)) {
     int level = 0;

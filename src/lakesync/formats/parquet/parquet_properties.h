@@ -32,6 +32,11 @@ inline constexpr char kParquetBloomEnabledPrefix[] = "write.parquet.bloom-filter
 inline constexpr char kParquetBloomFppPrefix[] = "write.parquet.bloom-filter-fpp.column.";
 inline constexpr char kParquetBloomMaxBytes[] = "write.parquet.bloom-filter-max-bytes";
 
+// A Parquet codec by name, case-insensitive: zstd, snappy, gzip, lz4 (or lz4_raw; written as LZ4_RAW),
+// brotli, uncompressed (or none). `what` names the setting in errors ("table property K", "--compression"):
+// InvalidArgument for an unknown name, Unsupported for a codec this Arrow library lacks.
+Result<arrow::Compression::type> ParseParquetCodec(std::string_view name, std::string_view what);
+
 struct ParquetWriteProperties {
   arrow::Compression::type codec;               // zstd, like Java
   std::optional<int> compression_level;         // codec default when unset

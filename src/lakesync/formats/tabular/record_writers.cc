@@ -162,10 +162,11 @@ class TextTableWriter : public RecordWriter {
 class ParquetRecordWriter : public RecordWriter {
  public:
   static Result<std::unique_ptr<RecordWriter>> Make(std::shared_ptr<arrow::Schema> schema,
-                                                    std::shared_ptr<arrow::io::OutputStream> out) {
+                                                    std::shared_ptr<arrow::io::OutputStream> out,
+                                                    arrow::Compression::type codec) {
     // Page checksums as on every Parquet file lakesync writes (parquet_properties.h).
     auto props =
-        parquet::WriterProperties::Builder().compression(parquet::Compression::ZSTD)->enable_page_checksum()->build();
+        parquet::WriterProperties::Builder().compression(codec)->enable_page_checksum()->build();
     // Columns are encoded and compressed in parallel on the engine's executor (the same bytes as
     // one thread: each column chunk is encoded on its own, and the row group is laid out in column
     // order). Not from a pool thread: Arrow's writer waits on its column tasks, and a pool thread
@@ -203,13 +204,13 @@ Result<std::string> RowToJson(const arrow::RecordBatch& batch, int64_t row) {
 
 Result<std::unique_ptr<RecordWriter>> MakeRecordWriter(Format format, std::shared_ptr<arrow::Schema> schema,
                                                        std::shared_ptr<arrow::io::OutputStream> out,
-                                                       int64_t table_max_rows) {
+                                                       const RecordWriterOptions& options) {
   switch (format) {
     case Format::kJsonl: return std::unique_ptr<RecordWriter>(std::make_unique<JsonlWriter>(std::move(out)));
     case Format::kCsv: return std::unique_ptr<RecordWriter>(std::make_unique<CsvWriter>(schema, std::move(out)));
     case Format::kTable:
-      return std::unique_ptr<RecordWriter>(std::make_unique<TextTableWriter>(schema, std::move(out), table_max_rows));
-    case Format::kParquet: return ParquetRecordWriter::Make(schema, std::move(out));
+      return std::unique_ptr<RecordWriter>(std::make_unique<TextTableWriter>(schema, std::move(out), options.table_max_rows));
+    case Format::kParquet: return ParquetRecordWriter::Make(schema, std::move(out), options.parquet_codec);
   }
   return InvalidArgument("unknown output format");
 }

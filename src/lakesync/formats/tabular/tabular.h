@@ -10,6 +10,7 @@
 #pragma once
 
 #include <arrow/type_fwd.h>
+#include <arrow/util/type_fwd.h>
 
 #include <memory>
 #include <optional>
@@ -87,13 +88,18 @@ class RecordWriter {
   virtual Status Close() = 0;
 };
 
+struct RecordWriterOptions {
+  int64_t table_max_rows = 1000;                                      // kTable
+  arrow::Compression::type parquet_codec = arrow::Compression::ZSTD;  // kParquet
+};
+
 // Writes to an output stream. kCsv writes a header row, then the JSON Lines values without JSON
 // quoting: null is an empty field, an empty string or binary a quoted empty field (""), so that the
 // CSV reader tells them apart. kTable buffers up to `table_max_rows` rows to align columns and
-// notes any rows it did not show.
+// notes any rows it did not show. kParquet compresses with `parquet_codec`.
 Result<std::unique_ptr<RecordWriter>> MakeRecordWriter(Format format, std::shared_ptr<arrow::Schema> schema,
                                                        std::shared_ptr<arrow::io::OutputStream> out,
-                                                       int64_t table_max_rows = 1000);
+                                                       const RecordWriterOptions& options = {});
 
 // The JSON Lines rendering of one row (no trailing newline).
 Result<std::string> RowToJson(const arrow::RecordBatch& batch, int64_t row);
