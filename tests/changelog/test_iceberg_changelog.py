@@ -447,3 +447,47 @@ def test_follow_sees_each_change_once_and_resumes_after_kill(tmp_path):
     # Ids of one append share a snapshot; appends arrive in commit order.
     firsts = [r["id"] // 100 for r in rows]
     assert firsts == sorted(firsts)
+
+
+def test_follow_records_each_snapshot_after_its_rows_and_stops_on_signal(tmp_path):
+    """--follow rewrites the position file once a snapshot's rows are written, snapshot after snapshot;
+    SIGTERM and SIGINT end it with status 0 and the last snapshot recorded, and a second run resumes
+    after it. Every wait is for an observable state (the position file's content), never a delay."""
+    pytest.importorskip("pyiceberg")
+    import pyarrow as pa
+
+    cli = O.Cli(tmp_path)
+    name = "ns.recorded"
+    catalog, _, schema = pyiceberg_table(cli, name, True)
+    out1, out2, position = tmp_path / "run1.jsonl", tmp_path / "run2.jsonl", tmp_path / "position"
+
+    def commit(k: int) -> str:
+        tbl = catalog.load_table(name)
+        tbl.append(pa.Table.from_pylist([{"id": k * 10 + i, "v": f"r{k}"} for i in range(3)], schema))
+        s = catalog.load_table(name).current_snapshot()
+        return f"{s.sequence_number}:{s.snapshot_id}\n"
+
+    def recorded() -> str:
+        return position.read_text() if position.exists() else ""
+
+    def run_until(out: Path, commits: range, sig: int) -> str:
+        proc = start_follow(cli, name, out, position)
+        try:
+            for k in commits:
+                want = commit(k)
+                assert wait_for(lambda: recorded() == want, timeout=30), f"position {recorded()!r}, want {want!r}"
+                # Recorded only once the snapshot's rows are written: they are all in the output already.
+                assert {r["id"] for r in read_jsonl(out)} >= {k * 10 + i for i in range(3)}
+            proc.send_signal(sig)
+            assert proc.wait(timeout=30) == 0, proc.stderr.read()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        return want
+
+    last = run_until(out1, range(0, 3), signal.SIGTERM)
+    assert recorded() == last, "a stop keeps the last snapshot recorded"
+    assert [r["id"] for r in read_jsonl(out1)] == [k * 10 + i for k in range(3) for i in range(3)]
+    last = run_until(out2, range(3, 4), signal.SIGINT)
+    assert recorded() == last
+    assert [r["id"] for r in read_jsonl(out2)] == [30, 31, 32], "the second run resumes after the first"

@@ -209,3 +209,21 @@ def test_changes_limit_and_follow_default_to_json_lines(tmp_path):
     code, err = cli.fail("changes", "--source", "iceberg", "--table", "db.t", "--limit", "1", "--position-file",
                          tmp_path / "pos")
     assert code == O.EXIT_INVALID and "--position-file" in err
+
+
+def test_changes_without_follow_record_and_resume_from_the_position_file(tmp_path):
+    cli = O.Cli(tmp_path)
+    make_table(cli, "db.t", rows=[(i, f"n{i}") for i in range(4)])
+    position = tmp_path / "pos"
+    read = ["changes", "--source", "iceberg", "--table", "db.t", "--format", "jsonl", "--position-file", position]
+    first = [json.loads(line) for line in cli.ok(*read).splitlines()]
+    assert sorted(r["id"] for r in first) == [0, 1, 2, 3]
+    assert position.read_text() == f"{first[0]['_commit_snapshot_sequence_number']}:{first[0]['_commit_snapshot_id']}\n"
+    cli.ok("table", "append", "db.t", O.write_jsonl(tmp_path / "more.jsonl", [(10, "x")], COLUMNS))
+    second = [json.loads(line) for line in cli.ok(*read).splitlines()]
+    assert [r["id"] for r in second] == [10], "only what was committed after the recorded snapshot"
+    assert position.read_text() == f"{second[0]['_commit_snapshot_sequence_number']}:{second[0]['_commit_snapshot_id']}\n"
+    assert cli.ok(*read) == "", "nothing new"
+    position.write_text("garbage\n")
+    code, err = cli.fail(*read)
+    assert code == O.EXIT_INVALID and "--position-file" in err

@@ -13,15 +13,14 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <thread>
 
 #include <fcntl.h>
 
 #include "changes_args.h"
 #include "lakesync/iceberg/changelog/changelog_source.h"
 #include "lakesync/iceberg/model/literal.h"
+#include "lakesync/io/file_io.h"
+#include "lakesync/io/location.h"
 #include "lakesync/table/table.h"
 
 namespace lakesync::cli {
@@ -45,12 +44,14 @@ Result<int64_t> ParseTimestampFlag(const std::string& flag, const std::string& t
 }
 
 // The position file holds "<sequence number>:<snapshot id>" of the last snapshot whose changes were
-// completely written, like the sink's lakesync.source-position.<sink_id>.
-Result<std::optional<int64_t>> ReadPositionFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::optional<int64_t>();
-  std::string text;
-  std::getline(in, text);
+// completely written, like the sink's lakesync.source-position.<sink_id>. It is read and written
+// through the table's FileIO (a plain path is a local file), so both sides follow one location rule.
+Result<std::optional<int64_t>> ReadPositionFile(const io::FileIO& file_io, const std::string& path) {
+  ARROW_ASSIGN_OR_RAISE(auto location, io::NormalizeLocation(path));
+  auto content = file_io.ReadAll(location);
+  if (!content.ok() && KindOf(content.status()) == ErrorKind::kNotFound) return std::optional<int64_t>();
+  ARROW_RETURN_NOT_OK(content.status());
+  const std::string text = content->substr(0, content->find('\n'));
   const auto colon = text.find(':');
   const std::string ordinal = text.substr(0, colon);
   if (ordinal.empty() || ordinal.find_first_not_of("0123456789") != std::string::npos) {
@@ -59,19 +60,14 @@ Result<std::optional<int64_t>> ReadPositionFile(const std::string& path) {
   return std::optional<int64_t>(std::stoll(ordinal));
 }
 
-// Written to a temporary file and renamed, so a crash leaves the old or the new position.
-Status WritePositionFile(const std::string& path, int64_t sequence_number, int64_t snapshot_id) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << sequence_number << ':' << snapshot_id << '\n';
-    out.flush();
-    if (!out) return IOError("writing --position-file {}", tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return IOError("renaming {} to {}: {}", tmp, path, std::strerror(errno));
-  }
-  return Status::OK();
+// Replaced through FileIO::WriteAll, the project's one rule for replacing a file: locally a synced
+// temporary file renamed over the old one, then the directory synced, so a crash or power loss
+// leaves the old position or the new one, never a torn or empty file.
+Status WritePositionFile(const changelog::ChangelogSource& source, const std::string& path,
+                         const iceberg::Snapshot& snapshot) {
+  ARROW_ASSIGN_OR_RAISE(auto location, io::NormalizeLocation(path));
+  return source.table()->io()->WriteAll(location,
+                                        fmt::format("{}:{}\n", snapshot.sequence_number, snapshot.snapshot_id));
 }
 
 Status WriteAll(int fd, const std::string& text) {
@@ -119,17 +115,19 @@ Result<std::unique_ptr<changelog::ChangelogSource>> OpenSource(const ChangesArgs
     ARROW_RETURN_NOT_OK(changelog::CheckMetadataColumns("--columns", a.columns));
     o.metadata_columns = a.columns;
   }
-  if (!a.position_file.empty()) {
-    ARROW_ASSIGN_OR_RAISE(o.after_sequence_number, ReadPositionFile(a.position_file));
-  }
   ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a.table));
   ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(global));
   ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+  if (!a.position_file.empty()) {
+    ARROW_ASSIGN_OR_RAISE(o.after_sequence_number, ReadPositionFile(*t->io(), a.position_file));
+  }
   return changelog::ChangelogSource::Make(t, std::move(o));
 }
 
-// --follow: JSON Lines, each snapshot's rows written (and the position file updated) as soon as the
-// snapshot is read, until SIGINT/SIGTERM or the end bound.
+// --follow: JSON Lines, each batch written as soon as it is read, and the position file rewritten
+// once a snapshot's rows are all written (ChangelogSource::Follow's on_snapshot_read), until
+// SIGINT/SIGTERM, --limit rows or the end bound. A signal ends the stream between snapshots: the
+// snapshot being written is finished and recorded first.
 Status Follow(const ChangesArgs& a, changelog::ChangelogSource& source) {
   ARROW_ASSIGN_OR_RAISE(auto format, tabular::ParseFormat(a.out.format));
   if (format != tabular::Format::kJsonl) {
@@ -143,44 +141,35 @@ Status Follow(const ChangesArgs& a, changelog::ChangelogSource& source) {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(a.poll_interval_seconds * 1000));
-  bool first = true;
   int64_t left = a.limit.value_or(std::numeric_limits<int64_t>::max());
-  while (!g_stop && left > 0) {
-    if (!first) {
-      auto until = std::chrono::steady_clock::now() + interval;
-      while (!g_stop && std::chrono::steady_clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-      if (g_stop) break;
-      ARROW_RETURN_NOT_OK(source.Refresh());
-    }
-    first = false;
-    ARROW_ASSIGN_OR_RAISE(auto pending, source.Pending());
-    for (const auto& p : pending) {
-      if (g_stop || left <= 0) break;
-      ARROW_ASSIGN_OR_RAISE(auto reader, source.Read(p));
-      while (left > 0) {
-        std::shared_ptr<arrow::RecordBatch> batch;
-        ARROW_RETURN_NOT_OK(reader->ReadNext(&batch));
-        if (!batch) break;
-        if (batch->num_rows() > left) batch = batch->Slice(0, left);
-        left -= batch->num_rows();
-        std::string text;
-        for (int64_t r = 0; r < batch->num_rows(); ++r) {
-          ARROW_ASSIGN_OR_RAISE(auto line, tabular::RowToJson(*batch, r));
-          text += line;
-          text.push_back('\n');
-        }
-        ARROW_RETURN_NOT_OK(WriteAll(fd, text));
-      }
-      if (!a.position_file.empty()) {
-        ARROW_RETURN_NOT_OK(WritePositionFile(a.position_file, p.snapshot->sequence_number, p.snapshot->snapshot_id));
-      }
-    }
-    if (source.reached_end()) break;
+  changelog::ChangelogSource::SnapshotReadCallback record_position;
+  if (!a.position_file.empty()) {
+    record_position = [&](const changelog::PendingSnapshot& p) {
+      return WritePositionFile(source, a.position_file, *p.snapshot);
+    };
   }
+  Status st = [&]() -> Status {
+    ARROW_ASSIGN_OR_RAISE(auto reader,
+                          source.Follow(interval, [&] { return g_stop.load() || left <= 0; }, record_position));
+    // --limit stops here, mid-snapshot if need be (it excludes --position-file, so nothing is recorded).
+    while (left > 0) {
+      std::shared_ptr<arrow::RecordBatch> batch;
+      ARROW_RETURN_NOT_OK(reader->ReadNext(&batch));
+      if (!batch) break;
+      if (batch->num_rows() > left) batch = batch->Slice(0, left);
+      left -= batch->num_rows();
+      std::string text;
+      for (int64_t r = 0; r < batch->num_rows(); ++r) {
+        ARROW_ASSIGN_OR_RAISE(auto line, tabular::RowToJson(*batch, r));
+        text += line;
+        text.push_back('\n');
+      }
+      ARROW_RETURN_NOT_OK(WriteAll(fd, text));
+    }
+    return Status::OK();
+  }();
   if (fd != STDOUT_FILENO) ::close(fd);
-  return Status::OK();
+  return st;
 }
 
 }  // namespace
@@ -214,8 +203,7 @@ Status RunIcebergChanges(const ChangesArgs& args, const GlobalOptions& global) {
   if (args.limit) reader = LimitRows(std::move(reader), *args.limit);
   ARROW_RETURN_NOT_OK(WriteRows(args.out, *reader, source->table()->io().get()).status());
   if (!args.position_file.empty() && !pending.empty()) {
-    const auto& last = pending.back().snapshot;
-    ARROW_RETURN_NOT_OK(WritePositionFile(args.position_file, last->sequence_number, last->snapshot_id));
+    ARROW_RETURN_NOT_OK(WritePositionFile(*source, args.position_file, *pending.back().snapshot));
   }
   return Status::OK();
 }

@@ -29,74 +29,95 @@ Result<std::shared_ptr<arrow::DataType>> MetadataColumnType(const std::string& n
   return InvalidArgument("unsupported metadata column '{}'", name);
 }
 
-// The snapshots of `pending`, each prepared on the executor while the one before streams
-// (RunAhead: one prepared ahead at most), and begun in order as the consumer reaches them.
-class PreparedAhead {
+// The rows of the snapshots of `pending`, in order: each snapshot is prepared on the executor while
+// the one before streams (RunAhead: one prepared ahead at most) and begun (marked read) as the
+// consumer reaches it. The one place where a snapshot's end is seen, so ReadAll and Follow report it
+// (on_snapshot_read) and stop between snapshots alike.
+class PendingRows {
  public:
-  PreparedAhead(ChangelogSource* source, std::vector<PendingSnapshot> pending)
-      : pending_(std::move(pending)),
-        ahead_([this, source]() -> Result<std::optional<RunAhead<ChangelogSource::Prepared>::Unit>> {
+  PendingRows(ChangelogSource* source, std::vector<PendingSnapshot> pending,
+              const ChangelogSource::SnapshotReadCallback* on_read, const std::function<bool()>* stop)
+      : source_(source),
+        on_read_(on_read),
+        stop_(stop),
+        pending_(std::move(pending)),
+        ahead_([this]() -> Result<std::optional<RunAhead<ChangelogSource::Prepared>::Unit>> {
           if (next_ >= pending_.size()) return std::nullopt;
           const PendingSnapshot* snapshot = &pending_[next_++];
           return std::optional<RunAhead<ChangelogSource::Prepared>::Unit>(
-              [source, snapshot]() { return source->Prepare(*snapshot); });
+              [source = source_, snapshot]() { return source->Prepare(*snapshot); });
         }) {}
 
-  // The next snapshot's rows, marked read; null after the last.
-  Result<std::shared_ptr<arrow::RecordBatchReader>> Next(ChangelogSource& source) {
-    ARROW_ASSIGN_OR_RAISE(auto prepared, ahead_.Next());
-    if (!prepared) return nullptr;
-    return source.Begin(std::move(*prepared));
+  // The next batch; null once the last snapshot was read, or when `stop` said so between two
+  // snapshots (stopped() tells which).
+  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) {
+    *out = nullptr;
+    while (!stopped_) {
+      if (!rows_) {
+        // Asked between two snapshots only: after the last one the caller decides what comes next.
+        if (begun_ > 0 && begun_ < pending_.size() && *stop_ && (*stop_)()) {
+          stopped_ = true;
+          break;
+        }
+        ARROW_ASSIGN_OR_RAISE(auto prepared, ahead_.Next());
+        if (!prepared) break;
+        current_ = prepared->pending;
+        ++begun_;
+        ARROW_ASSIGN_OR_RAISE(rows_, source_->Begin(std::move(*prepared)));
+      }
+      ARROW_RETURN_NOT_OK(rows_->ReadNext(out));
+      if (*out) return Status::OK();
+      // The snapshot's rows ran out: the consumer has had them all.
+      rows_.reset();
+      if (*on_read_) ARROW_RETURN_NOT_OK((*on_read_)(current_));
+    }
+    return Status::OK();
   }
+  bool stopped() const { return stopped_; }
 
  private:
+  ChangelogSource* source_;
+  const ChangelogSource::SnapshotReadCallback* on_read_;  // owned by the reader, which owns this
+  const std::function<bool()>* stop_;
   std::vector<PendingSnapshot> pending_;  // declared before ahead_: its units point into it
   size_t next_ = 0;
-  RunAhead<ChangelogSource::Prepared> ahead_;
+  PendingSnapshot current_;  // the snapshot rows_ belongs to
+  std::shared_ptr<arrow::RecordBatchReader> rows_;
+  size_t begun_ = 0;  // snapshots whose rows were reached
+  bool stopped_ = false;
+  RunAhead<ChangelogSource::Prepared> ahead_;  // last: destroyed first, waiting for the unit ahead
 };
 
 // Concatenates the change sets of several snapshots.
 class SequenceReader : public arrow::RecordBatchReader {
  public:
-  SequenceReader(ChangelogSource* source, std::vector<PendingSnapshot> pending)
-      : source_(source), snapshots_(source, std::move(pending)) {}
+  SequenceReader(ChangelogSource* source, std::vector<PendingSnapshot> pending,
+                 ChangelogSource::SnapshotReadCallback on_read)
+      : source_(source), on_read_(std::move(on_read)), rows_(source, std::move(pending), &on_read_, &no_stop_) {}
   std::shared_ptr<arrow::Schema> schema() const override { return source_->schema(); }
-  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
-    *out = nullptr;
-    while (true) {
-      if (!current_) {
-        ARROW_ASSIGN_OR_RAISE(current_, snapshots_.Next(*source_));
-        if (!current_) return Status::OK();
-      }
-      ARROW_RETURN_NOT_OK(current_->ReadNext(out));
-      if (*out) return Status::OK();
-      current_.reset();
-    }
-  }
+  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override { return rows_.ReadNext(out); }
 
  private:
   ChangelogSource* source_;
-  PreparedAhead snapshots_;
-  std::shared_ptr<arrow::RecordBatchReader> current_;
+  ChangelogSource::SnapshotReadCallback on_read_;
+  std::function<bool()> no_stop_;
+  PendingRows rows_;
 };
 
 // Reads what is pending, then polls for new snapshots.
 class FollowReader : public arrow::RecordBatchReader {
  public:
-  FollowReader(ChangelogSource* source, std::chrono::milliseconds interval, std::function<bool()> stop)
-      : source_(source), interval_(interval), stop_(std::move(stop)) {}
+  FollowReader(ChangelogSource* source, std::chrono::milliseconds interval, std::function<bool()> stop,
+               ChangelogSource::SnapshotReadCallback on_read)
+      : source_(source), interval_(interval), stop_(std::move(stop)), on_read_(std::move(on_read)) {}
   std::shared_ptr<arrow::Schema> schema() const override { return source_->schema(); }
   arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
     *out = nullptr;
     while (true) {
-      if (current_) {
-        ARROW_RETURN_NOT_OK(current_->ReadNext(out));
-        if (*out) return Status::OK();
-        current_.reset();
-      }
       if (snapshots_) {
-        ARROW_ASSIGN_OR_RAISE(current_, snapshots_->Next(*source_));
-        if (current_) continue;
+        ARROW_RETURN_NOT_OK(snapshots_->ReadNext(out));
+        if (*out) return Status::OK();
+        if (snapshots_->stopped()) return Status::OK();
         // Nothing is being prepared any more: the table may be refreshed below.
         snapshots_.reset();
       }
@@ -115,7 +136,7 @@ class FollowReader : public arrow::RecordBatchReader {
       }
       polled_ = true;
       ARROW_ASSIGN_OR_RAISE(auto pending, source_->Pending());
-      snapshots_ = std::make_unique<PreparedAhead>(source_, std::move(pending));
+      snapshots_ = std::make_unique<PendingRows>(source_, std::move(pending), &on_read_, &stop_);
     }
   }
 
@@ -123,9 +144,9 @@ class FollowReader : public arrow::RecordBatchReader {
   ChangelogSource* source_;
   std::chrono::milliseconds interval_;
   std::function<bool()> stop_;
+  ChangelogSource::SnapshotReadCallback on_read_;
   bool polled_ = false;
-  std::unique_ptr<PreparedAhead> snapshots_;
-  std::shared_ptr<arrow::RecordBatchReader> current_;
+  std::unique_ptr<PendingRows> snapshots_;
 };
 
 }  // namespace
@@ -429,14 +450,15 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> ChangelogSource::Begin(Prepare
   return std::move(prepared.rows);
 }
 
-Result<std::shared_ptr<arrow::RecordBatchReader>> ChangelogSource::ReadAll() {
+Result<std::shared_ptr<arrow::RecordBatchReader>> ChangelogSource::ReadAll(SnapshotReadCallback on_snapshot_read) {
   ARROW_ASSIGN_OR_RAISE(auto pending, Pending());
-  return std::make_shared<SequenceReader>(this, std::move(pending));
+  return std::make_shared<SequenceReader>(this, std::move(pending), std::move(on_snapshot_read));
 }
 
 Result<std::shared_ptr<arrow::RecordBatchReader>> ChangelogSource::Follow(std::chrono::milliseconds poll_interval,
-                                                                          std::function<bool()> stop) {
-  return std::make_shared<FollowReader>(this, poll_interval, std::move(stop));
+                                                                          std::function<bool()> stop,
+                                                                          SnapshotReadCallback on_snapshot_read) {
+  return std::make_shared<FollowReader>(this, poll_interval, std::move(stop), std::move(on_snapshot_read));
 }
 
 }  // namespace lakesync::changelog

@@ -119,15 +119,29 @@ class ChangelogSource {
   // Sequence number of the last snapshot marked read (the position to persist).
   std::optional<int64_t> position() const { return position_; }
 
+  // Called by the stream returned by ReadAll or Follow once the consumer has received every row of a
+  // snapshot: inside ReadNext, when the snapshot's rows run out, before the next snapshot's first
+  // batch or the end of the stream is returned. Once per snapshot, in order, also for a snapshot
+  // whose change set is empty. Why there: every batch of the snapshot was handed to, and processed
+  // by, the caller before it asked for the next one, so this is where a consumer records its
+  // position (the CLI's --position-file) without ever recording a snapshot whose rows it has not
+  // written. The snapshot is already marked read (position() is its sequence number). An error it
+  // returns is returned by that ReadNext.
+  using SnapshotReadCallback = std::function<Status(const PendingSnapshot&)>;
+
   // Every pending snapshot as one stream (batch reads). While a snapshot's rows are read the next
   // one is prepared on the executor: at most one prepared snapshot waits (its plan and deleted
   // positions). An error preparing a snapshot is returned in its place, after the earlier rows.
-  Result<std::shared_ptr<arrow::RecordBatchReader>> ReadAll();
+  Result<std::shared_ptr<arrow::RecordBatchReader>> ReadAll(SnapshotReadCallback on_snapshot_read = {});
   // A stream that never ends: reads pending snapshots, then refreshes every poll_interval and reads
   // new ones, until `stop` returns true or the end bound is read. Prepares ahead like ReadAll, within
-  // the snapshots pending at each poll.
+  // the snapshots pending at each poll. `stop` is asked between two snapshots (after the first one's
+  // on_snapshot_read, before the next one begins) and while waiting for the next poll, never within
+  // a snapshot: a stopped stream ends after whole snapshots, so its consumer's position covers every
+  // row it was handed.
   Result<std::shared_ptr<arrow::RecordBatchReader>> Follow(std::chrono::milliseconds poll_interval,
-                                                           std::function<bool()> stop = {});
+                                                           std::function<bool()> stop = {},
+                                                           SnapshotReadCallback on_snapshot_read = {});
 
   struct Shared;
 
