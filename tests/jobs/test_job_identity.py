@@ -210,3 +210,6 @@ def test_a_failed_run_is_recorded_for_status(env):
     status = json.loads(env.lakesync("status", job).stdout)
     assert status["last_error"]["kind"] == "not found" and "_change_data" in status["last_error"]["message"], status
     assert status["last_run"]["status"] in ("committed", "nothing-new")  # the run before it
+    # The state is replaced whole each time (a temporary file renamed over it): none is left behind.
+    state_files = sorted(p.suffix for p in (env.root / "state").iterdir())
+    assert state_files and set(state_files) <= {".json", ".lock"}, state_files

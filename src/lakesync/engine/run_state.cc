@@ -9,10 +9,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include "lakesync/iceberg/model/literal.h"
+#include "lakesync/io/file_io.h"
+#include "lakesync/io/location.h"
 
 namespace lakesync::engine {
 namespace {
@@ -89,29 +90,21 @@ Result<nlohmann::json> RunState::Load() const {
   std::stringstream text;
   text << in.rdbuf();
   auto parsed = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  // A file cut short by a crash mid-write cannot happen (rename), but a hand-edited one can: treat
+  // A file cut short by a crash mid-write cannot happen (Update), but a hand-edited one can: treat
   // it as no history rather than failing status.
   if (parsed.is_discarded() || !parsed.is_object()) return nlohmann::json::object();
   return parsed;
 }
 
+// Replaced through FileIO::WriteAll, the one rule for replacing a file: a synced temporary file
+// renamed over the old one, then its folder synced, so a crash or power loss leaves the old state or
+// the new one.
 Status RunState::Update(const char* key, nlohmann::json value) {
   ARROW_ASSIGN_OR_RAISE(auto state, Load());
   state[key] = std::move(value);
-  std::random_device rd;
-  const std::string tmp = json_path_ + ".tmp" + std::to_string(rd());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << state.dump(2) << "\n";
-    if (!out) return IOError("writing {}", tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, json_path_, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return IOError("replacing {}", json_path_);
-  }
-  return Status::OK();
+  ARROW_ASSIGN_OR_RAISE(auto file_io, io::FileIO::Make());
+  ARROW_ASSIGN_OR_RAISE(auto location, io::NormalizeLocation(json_path_));
+  return file_io->WriteAll(location, state.dump(2) + "\n");
 }
 
 Status RunState::RecordRun(const nlohmann::json& summary) {
