@@ -267,6 +267,8 @@ def main() -> None:
     p.add_argument("--keep", action="store_true", help="keep the scratch directory (to inspect the table)")
     p.add_argument("--reuse", action="store_true",
                    help="reuse the table a --keep run left in --work (same sizes) instead of writing it again")
+    p.add_argument("--results-dir", default=str(REPO / "bench" / "results"),
+                   help="where the summary JSON goes (default bench/results)")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--setup", help=argparse.SUPPRESS)
     p.add_argument("--out-dir", help=argparse.SUPPRESS)
@@ -340,9 +342,11 @@ def main() -> None:
         if len(variants) > 1:
             summary["scaling_wall"] = med[variants[0]] / med[variants[-1]]
         print(json.dumps(summary, indent=2))
-        results = REPO / "bench" / "results"
-        results.mkdir(exist_ok=True)
-        (results / f"changelog-{datetime.now():%Y%m%d-%H%M%S}.json").write_text(json.dumps(summary, indent=2))
+        results = Path(args.results_dir)
+        results.mkdir(parents=True, exist_ok=True)
+        out = results / f"changelog-{datetime.now():%Y%m%d-%H%M%S}.json"
+        out.write_text(json.dumps(summary, indent=2))
+        print(f"results: {out}")
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -240,6 +240,8 @@ def main() -> None:
     p.add_argument("--delete-strategy", choices=["equality", "position"],
                    help="lakesync apply --delete-strategy (default: apply's own, deletion vectors on v3)")
     p.add_argument("--threads", default="", help="comma-separated thread counts to scan at (default: the default)")
+    p.add_argument("--results-dir", default=str(REPO / "bench" / "results"),
+                   help="where the results JSON goes (default bench/results)")
     args = p.parse_args()
     thread_counts = [int(t) for t in args.threads.split(",") if t] or [None]
     bench = Bench(args)
@@ -295,7 +297,7 @@ def main() -> None:
                 result["ratios"][f"before{suffix}_base_over_copy_{m}"] = (
                     med[f"before{suffix}_base"][m] / med[f"copy{suffix}_base"][m])
                 result["ratios"][f"before{suffix}_over_base_{m}"] = med["before" + suffix][m] / med[f"before{suffix}_base"][m]
-    out_dir = REPO / "bench" / "results"
+    out_dir = Path(args.results_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"compact_bench-{args.rows}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.json"
     out.write_text(json.dumps(result, indent=1))

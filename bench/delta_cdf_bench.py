@@ -204,7 +204,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--build-dir", default=str(REPO / "build"))
-    ap.add_argument("--table", default=None, help="where the table goes (default bench/results/delta-cdf-<rows>)")
+    ap.add_argument("--results-dir", default=str(RESULTS),
+                    help="where the results JSON (and, by default, the table) go (default bench/results)")
+    ap.add_argument("--table", default=None, help="where the table goes (default <results-dir>/delta-cdf-<rows>)")
     ap.add_argument("--reuse", action="store_true", help="reuse the table (and its expectations) if present")
     ap.add_argument("--build-only", action="store_true", help="build the table and stop")
     ap.add_argument("--lakesync-output", default="--format parquet --output /dev/null",
@@ -222,8 +224,9 @@ def main() -> int:
         sys.exit(f"{lakesync} is not built")
     base_rows = args.base_rows or 2 * args.rows_per_commit
     sets = [int(k) for k in args.commit_sets.split(",") if int(k) <= args.commits]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    table = Path(args.table or RESULTS / f"delta-cdf-{args.rows_per_commit}")
+    results = Path(args.results_dir)
+    results.mkdir(parents=True, exist_ok=True)
+    table = Path(args.table or results / f"delta-cdf-{args.rows_per_commit}")
     manifest = table.with_suffix(".expected.json")
     if args.reuse and manifest.exists() and (table / "_delta_log").is_dir():
         expected = {int(k): v for k, v in json.loads(manifest.read_text()).items()}
@@ -243,7 +246,7 @@ def main() -> int:
         for v in range(1, k + 1):
             for kind, n in expected[v].items():
                 want[kind] = want.get(kind, 0) + n
-        tmp = RESULTS / f"delta-cdf-check-{os.getpid()}.parquet"
+        tmp = results / f"delta-cdf-check-{os.getpid()}.parquet"
         try:
             run_child(lakesync_cmd(lakesync, table, k, ["--format", "parquet", "--output", str(tmp)]))
             ours = json.loads(run_child([sys.executable, "-c", COUNT_PARQUET, str(tmp)])["stdout"])
@@ -314,7 +317,7 @@ def main() -> int:
             print(f"{'':>7} scaling {thread_counts[0]} -> {thread_counts[-1]} threads (wall): {r['scaling_wall']:.2f}x")
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out = RESULTS / f"delta_cdf_bench-{args.rows_per_commit}-{stamp}.json"
+    out = results / f"delta_cdf_bench-{args.rows_per_commit}-{stamp}.json"
     info = machine()
     info["loadavg_start"], info["loadavg_end"] = loadavg_start, open("/proc/loadavg").read().split()[:3]
     out.write_text(json.dumps({"args": vars(args), "base_rows": base_rows, "machine": info, "expected": expected,

@@ -249,8 +249,9 @@ def run_peer(table: Path, versions: int, scratch: Path, timeout: float) -> dict:
     return r
 
 
-def ensure_table(rows_per_commit: int, commits: int, seed: int, reuse: bool, path: str | None) -> tuple[Path, dict]:
-    table = Path(path or RESULTS / f"delta-cdf-{rows_per_commit}")
+def ensure_table(rows_per_commit: int, commits: int, seed: int, reuse: bool, path: str | None,
+                 results: Path) -> tuple[Path, dict]:
+    table = Path(path or results / f"delta-cdf-{rows_per_commit}")
     manifest = table.with_suffix(".expected.json")
     if reuse and manifest.exists() and (table / "_delta_log").is_dir():
         print(f"reusing {table}")
@@ -269,7 +270,9 @@ def main() -> int:
     ap.add_argument("--small-rows-per-commit", type=int, default=1_000_000,
                     help="the peer's size (default: the full table's commits, fewer of them)")
     ap.add_argument("--small-versions", type=int, default=10, help="versions the peer (and ls at that size) apply")
-    ap.add_argument("--table", default=None, help="full-size Delta table (default bench/results/delta-cdf-<rows>)")
+    ap.add_argument("--results-dir", default=str(RESULTS),
+                    help="where the results JSON, the default tables and the scratch go (default bench/results)")
+    ap.add_argument("--table", default=None, help="full-size Delta table (default <results-dir>/delta-cdf-<rows>)")
     ap.add_argument("--small-table", default=None)
     ap.add_argument("--reuse", action="store_true", help="reuse the tables (and their expectations) if present")
     ap.add_argument("--seed", type=int, default=7)
@@ -283,14 +286,16 @@ def main() -> int:
     lakesync = Path(args.lakesync).resolve()
     if not lakesync.exists():
         sys.exit(f"{lakesync} is not built")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    full_table, full_expected = ensure_table(args.rows_per_commit, args.versions, args.seed, args.reuse, args.table)
+    results = Path(args.results_dir)
+    results.mkdir(parents=True, exist_ok=True)
+    full_table, full_expected = ensure_table(args.rows_per_commit, args.versions, args.seed, args.reuse, args.table,
+                                             results)
     if args.small_rows_per_commit == args.rows_per_commit and not args.small_table:
         small_table, small_expected = full_table, full_expected
     else:
         small_table, small_expected = ensure_table(args.small_rows_per_commit, args.versions, args.seed, args.reuse,
-                                                   args.small_table)
-    scratch = Path(args.scratch or tempfile.mkdtemp(prefix="job-bench-", dir=RESULTS))
+                                                   args.small_table, results)
+    scratch = Path(args.scratch or tempfile.mkdtemp(prefix="job-bench-", dir=results))
     if not args.scratch:  # removed on every way out, failed checks included
         import atexit
 
@@ -409,7 +414,7 @@ def main() -> int:
               f"{r['cpu_s']:>8.1f} {r['changes_per_s']:>11,.0f} {r['peak_rss_mib']:>8.0f} {ratio:>7}")
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out = RESULTS / f"job_bench-{args.rows_per_commit}-{stamp}.json"
+    out = results / f"job_bench-{args.rows_per_commit}-{stamp}.json"
     info = delta_cdf_bench.machine()
     import pyiceberg
 

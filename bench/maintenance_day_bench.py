@@ -74,6 +74,8 @@ def main() -> None:
     p.add_argument("--build", default=str(REPO / "build"))
     p.add_argument("--work", help="scratch folder (default: a new temporary one)")
     p.add_argument("--maintenance", help="the `with` job's maintenance block as JSON (default: the one above)")
+    p.add_argument("--results-dir", default=str(REPO / "bench" / "results"),
+                   help="where the results JSON goes (default bench/results)")
     args = p.parse_args()
     maintenance = json.loads(args.maintenance) if args.maintenance else MAINTENANCE
     from deltalake import DeltaTable, write_deltalake
@@ -169,7 +171,7 @@ def main() -> None:
                       "job_wall_s_median": statistics.median(r[f"job_{k}"]["wall_s"] for r in per_run),
                       "final_files": per_run[-1][f"files_{k}"]}
     result.update({"per_run": per_run, "summary": summary, "loadavg_at_end": os.getloadavg()})
-    out_dir = REPO / "bench" / "results"
+    out_dir = Path(args.results_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"maintenance_day_bench-{n}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.json"
     out.write_text(json.dumps(result, indent=1))

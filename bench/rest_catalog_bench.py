@@ -73,6 +73,8 @@ def main() -> int:
     ap.add_argument("--build-dir", default=str(REPO / "build"))
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--snapshots", type=int, default=20)
+    ap.add_argument("--results-dir", default=str(REPO / "bench" / "results"),
+                    help="where the results JSON goes (default bench/results)")
     args = ap.parse_args()
     build = Path(args.build_dir)
     lakesync, floor = build / "lakesync", build / "catalog_load_bench"
@@ -181,12 +183,14 @@ def main() -> int:
                 print(f"{r['engine']:<34}{op:<7}{c:>5}{r['per_second']:>9.0f}{r['p50_ms'] or 0:>9.2f}"
                       f"{r['p99_ms'] or 0:>9.2f}{r.get('non_2xx', r.get('failures', 0)):>7}"
                       f"{r['per_second'] / ours['per_second']:>12.2f}")
-    out_dir = REPO / "bench" / "results"
-    out_dir.mkdir(exist_ok=True)
+    out_dir = Path(args.results_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    (out_dir / f"rest_catalog_{stamp}.json").write_text(json.dumps(
+    out = out_dir / f"rest_catalog_{stamp}.json"
+    out.write_text(json.dumps(
         {"load_before": load_before, "load_after": load_after, "snapshots": args.snapshots,
          "seconds": args.seconds, "results": results}, indent=2))
+    print(f"results: {out}")
     shutil.rmtree(root, ignore_errors=True)
     return 0
 
