@@ -32,7 +32,7 @@ debian_packages=(
 )
 # The tests also run a throwaway PostgreSQL server (the SQL catalog's shared database; tests/pgserver.py),
 # and drive the dashboard's pages (`lakesync ui`) in headless Chromium (tests/ui).
-((want_test)) && debian_packages+=(postgresql chromium)
+((want_test)) && debian_packages+=(postgresql chromium wrk)
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

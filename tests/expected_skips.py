@@ -77,6 +77,10 @@ ENTRIES: list[Known] = [
     Known("chromium-missing", "environment",
           "the dashboard's browser tests (tests/ui) need Debian's chromium, installed by scripts/setup.sh --test",
           max_count=10, reason=r"^Chromium is not installed"),
+    Known("wrk-missing", "environment",
+          "the REST catalog and sharing benchmarks' smoke tests (tests/bench) load the servers with Debian's wrk, "
+          "installed by scripts/setup.sh --test",
+          max_count=2, reason=r"^wrk is not installed"),
     Known("python-package-missing", "environment",
           "a test oracle package from requirements/test.txt is not installed in the venv",
           max_count=10000, reason=r"^could not import '"),
