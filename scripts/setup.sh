@@ -31,7 +31,8 @@ debian_packages=(
   libcpp-httplib-dev libssl-dev zlib1g-dev libgtest-dev
 )
 # The tests also run a throwaway PostgreSQL server (the SQL catalog's shared database; tests/pgserver.py),
-# and drive the dashboard's pages (`lakesync ui`) in headless Chromium (tests/ui).
+# and drive the dashboard's pages (`lakesync ui`) in headless Chromium (tests/ui); the benchmarks' smoke
+# tests (tests/bench) load the REST catalog and sharing servers with wrk.
 ((want_test)) && debian_packages+=(postgresql chromium wrk)
 missing=()
 for p in "${debian_packages[@]}"; do

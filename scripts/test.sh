@@ -14,8 +14,8 @@
 # an environment skip (a suite not set up), or when a listed one is skipped more often than expected.
 # A throwaway PostgreSQL server (tests/pgserver.py) runs for the whole script on loopback and is
 # stopped on exit, failures included. The output ends with pytest's own summary line. Long
-# benchmarks and the long fuzz run are not here: see bench/, docs/benchmarks.md and
-# docs/reliability.md.
+# benchmarks and the long fuzz run are not here (tests/bench runs each benchmark once at a tiny size,
+# to see that it still runs): see bench/, docs/benchmarks.md and docs/reliability.md.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
