@@ -88,6 +88,11 @@ Result<tabular::Format> OutputFormat(const OutputArgs& args);
 Result<int64_t> WriteRows(const OutputArgs& args, arrow::RecordBatchReader& reader,
                           const io::FileIO* file_io = nullptr);
 
+// A file descriptor as an unbuffered Arrow stream that counts its own position (so the Parquet writer
+// can ask for it on a pipe, where lseek fails): standard output, or an --output that is a pipe, a
+// device or a file opened for appending. `name` names it in errors; `owned`: Close() closes `fd`.
+std::shared_ptr<arrow::io::OutputStream> DescriptorOutput(int fd, std::string name, bool owned);
+
 // At most `limit` rows of `reader` (the stream is not read further).
 std::shared_ptr<arrow::RecordBatchReader> LimitRows(std::shared_ptr<arrow::RecordBatchReader> reader, int64_t limit);
 

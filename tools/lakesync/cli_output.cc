@@ -13,13 +13,12 @@
 #include "cli.h"
 #include "lakesync/formats/parquet/parquet_properties.h"
 #include "lakesync/io/file_io.h"
+#include "lakesync/io/location.h"
 
 namespace lakesync::cli {
 namespace {
 
-// A file descriptor as an Arrow stream: standard output, or an --output that is a pipe or a device. It
-// counts its own position: on a pipe the lseek() behind FileOutputStream::Tell fails (and the Parquet
-// writer asks for the position).
+// DescriptorOutput's stream (cli.h).
 class DescriptorStream : public arrow::io::OutputStream {
  public:
   DescriptorStream(int fd, std::string name, bool owned) : fd_(fd), name_(std::move(name)), owned_(owned) {}
@@ -57,11 +56,22 @@ class DescriptorStream : public arrow::io::OutputStream {
   bool closed_ = false;
 };
 
-// An --output path that exists and is a pipe, a device or a socket (not a file to create or replace).
-bool IsSpecialLocalFile(const std::string& path) {
+// The local path of an --output that exists and is a pipe, a device or a socket (not a file to create
+// or replace); empty otherwise (object stores included).
+std::string SpecialLocalFile(const std::string& output) {
+  auto parsed = io::ParseLocation(output);
   struct stat st;
-  if (path.find("://") != std::string::npos || ::stat(path.c_str(), &st) != 0) return false;
-  return S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
+  if (!parsed.ok() || parsed->kind != io::StorageKind::kLocal || ::stat(parsed->path.c_str(), &st) != 0) return "";
+  return S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode) ? parsed->path : "";
+}
+
+// The writer's options from the flags (--compression checked against the known codecs).
+Result<tabular::RecordWriterOptions> WriterOptions(const OutputArgs& args) {
+  tabular::RecordWriterOptions options;
+  if (!args.compression.empty()) {
+    ARROW_ASSIGN_OR_RAISE(options.parquet_codec, parquet_io::ParseParquetCodec(args.compression, "--compression"));
+  }
+  return options;
 }
 
 class LimitReader : public arrow::RecordBatchReader {
@@ -86,6 +96,10 @@ class LimitReader : public arrow::RecordBatchReader {
 
 }  // namespace
 
+std::shared_ptr<arrow::io::OutputStream> DescriptorOutput(int fd, std::string name, bool owned) {
+  return std::make_shared<DescriptorStream>(fd, std::move(name), owned);
+}
+
 std::shared_ptr<arrow::RecordBatchReader> LimitRows(std::shared_ptr<arrow::RecordBatchReader> reader, int64_t limit) {
   return std::make_shared<LimitReader>(std::move(reader), limit);
 }
@@ -99,7 +113,7 @@ Result<tabular::Format> OutputFormat(const OutputArgs& args) {
     if (format != tabular::Format::kParquet) {
       return InvalidArgument("--compression applies to --format parquet, not {}", args.format);
     }
-    ARROW_RETURN_NOT_OK(parquet_io::ParseParquetCodec(args.compression, "--compression").status());
+    ARROW_RETURN_NOT_OK(WriterOptions(args).status());
   }
   return format;
 }
@@ -117,18 +131,15 @@ void AddOutputOptions(CLI::App& cmd, OutputArgs& args, std::string_view format_d
 
 Result<int64_t> WriteRows(const OutputArgs& args, arrow::RecordBatchReader& reader, const io::FileIO* file_io) {
   ARROW_ASSIGN_OR_RAISE(auto format, OutputFormat(args));
-  tabular::RecordWriterOptions options;
-  if (!args.compression.empty()) {
-    ARROW_ASSIGN_OR_RAISE(options.parquet_codec, parquet_io::ParseParquetCodec(args.compression, "--compression"));
-  }
+  ARROW_ASSIGN_OR_RAISE(auto options, WriterOptions(args));
   std::shared_ptr<arrow::io::OutputStream> out;
   std::shared_ptr<io::FileIO> local_io;
   if (args.output.empty()) {
-    out = std::make_shared<DescriptorStream>(STDOUT_FILENO, "standard output", false);
-  } else if (IsSpecialLocalFile(args.output)) {
-    const int fd = ::open(args.output.c_str(), O_WRONLY | O_CLOEXEC);
+    out = DescriptorOutput(STDOUT_FILENO, "standard output", false);
+  } else if (const std::string special = SpecialLocalFile(args.output); !special.empty()) {
+    const int fd = ::open(special.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return IOError("opening --output {}: {}", args.output, std::strerror(errno));
-    out = std::make_shared<DescriptorStream>(fd, args.output, true);
+    out = DescriptorOutput(fd, args.output, true);
   } else {
     if (file_io == nullptr) {
       ARROW_ASSIGN_OR_RAISE(local_io, io::FileIO::Make());

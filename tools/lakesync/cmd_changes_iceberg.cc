@@ -2,6 +2,7 @@
 // Bounds have Beam's meaning (shared/specs/beam-compat.md section 2), as in job configurations:
 // --start-snapshot-id and --end-snapshot-id are inclusive (Spark's start-snapshot-id is exclusive),
 // timestamps too, and `latest` starts at the current snapshot. See docs/changelog.md.
+#include <arrow/io/interfaces.h>
 #include <arrow/record_batch.h>
 #include <fmt/format.h>
 
@@ -70,21 +71,6 @@ Status WritePositionFile(const changelog::ChangelogSource& source, const std::st
                                         fmt::format("{}:{}\n", snapshot.sequence_number, snapshot.snapshot_id));
 }
 
-Status WriteAll(int fd, const std::string& text) {
-  const char* p = text.data();
-  size_t left = text.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return IOError("writing output: {}", std::strerror(errno));
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return Status::OK();
-}
-
 Result<std::unique_ptr<changelog::ChangelogSource>> OpenSource(const ChangesArgs& a, const GlobalOptions& global) {
   if (a.start_version) return InvalidArgument("--start-version is a Delta flag; for Iceberg use --start-snapshot-id");
   if (a.end_version) return InvalidArgument("--end-version is a Delta flag; for Iceberg use --end-snapshot-id");
@@ -133,10 +119,13 @@ Status Follow(const ChangesArgs& a, changelog::ChangelogSource& source) {
   if (format != tabular::Format::kJsonl) {
     return InvalidArgument("--follow writes JSON Lines (--format jsonl), not {}", a.out.format);
   }
-  int fd = STDOUT_FILENO;
+  // Unbuffered, so a snapshot's rows are written before its position is recorded; a resumed run
+  // appends to what the last one wrote.
+  std::shared_ptr<arrow::io::OutputStream> out = DescriptorOutput(STDOUT_FILENO, "standard output", false);
   if (!a.out.output.empty()) {
-    fd = ::open(a.out.output.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    const int fd = ::open(a.out.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return IOError("opening --output {}: {}", a.out.output, std::strerror(errno));
+    out = DescriptorOutput(fd, a.out.output, true);
   }
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
@@ -164,12 +153,12 @@ Status Follow(const ChangesArgs& a, changelog::ChangelogSource& source) {
         text += line;
         text.push_back('\n');
       }
-      ARROW_RETURN_NOT_OK(WriteAll(fd, text));
+      ARROW_RETURN_NOT_OK(out->Write(text.data(), static_cast<int64_t>(text.size())));
     }
     return Status::OK();
   }();
-  if (fd != STDOUT_FILENO) ::close(fd);
-  return st;
+  const Status closed = out->Close();
+  return st.ok() ? closed : st;
 }
 
 }  // namespace
