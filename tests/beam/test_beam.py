@@ -56,7 +56,8 @@ def test_the_wheel_s_lakesync_command_runs_on_the_venv_s_pyarrow(beam, tmp_path)
     version = subprocess.run([str(exe), "--version"], capture_output=True, text=True, env=env, cwd=tmp_path,
                              timeout=60)
     assert version.returncode == 0, version.stderr
-    assert f"; Arrow {beam.about['pyarrow']}; memory pool: jemalloc)" in version.stdout, version.stdout
+    pool = "memory pool: jemalloc, freed pages kept 10000 ms"
+    assert f"; Arrow {beam.about['pyarrow']}; {pool})" in version.stdout, version.stdout
     binary = BEAM_PYTHON.parents[1] / "lib"
     (site,) = binary.glob("python3*/site-packages")
     ldd = subprocess.run(["ldd", str(site / "lakesync" / "bin" / "lakesync")], capture_output=True, text=True,

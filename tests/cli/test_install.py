@@ -87,8 +87,8 @@ def test_installed_tree_runs_after_a_move_with_a_clean_environment(tmp_path):
     version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, env=env, cwd=tmp_path,
                              check=True).stdout
     import pyarrow
-    assert re.fullmatch(rf"lakesync \d+\.\d+\.\d+ \(commit [0-9a-f]{{12}}(-modified)?; Arrow {pyarrow.__version__}; memory pool: jemalloc\)\n",
-                        version), version
+    assert re.fullmatch(rf"lakesync \d+\.\d+\.\d+ \(commit [0-9a-f]{{12}}(-modified)?; Arrow {pyarrow.__version__}; "
+                        r"memory pool: jemalloc, freed pages kept 10000 ms\)\n", version), version
     run_quickstart_job(binary, tmp_path)
 
 

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
 
 #include "cli.h"
 #include "lakesync/common/config_keys.h"
@@ -17,17 +18,6 @@ namespace {
 
 using namespace lakesync::cli;
 
-// The version, the commit it was built from, and the Arrow library it runs with: an installed tree
-// or wheel loads the Arrow beside it, which may differ from the one it was compiled against (then
-// both are named).
-std::string VersionText() {
-  const std::string running = arrow::GetBuildInfo().version_string;
-  std::string arrow = "Arrow " + running;
-  if (running != LAKESYNC_ARROW_VERSION) arrow += fmt::format(", built against Arrow {}", LAKESYNC_ARROW_VERSION);
-  return fmt::format("lakesync {} (commit {}; {}; memory pool: {})", LAKESYNC_VERSION, LAKESYNC_GIT_COMMIT, arrow,
-                     arrow::default_memory_pool()->backend_name());
-}
-
 // Arrow's memory pool: jemalloc unless the user names one (ARROW_DEFAULT_MEMORY_POOL, read by Arrow
 // when the pool is first used, so this must run before anything allocates). The pyarrow wheel's
 // default, mimalloc, hands freed memory back to the kernel within milliseconds. The apply and the
@@ -36,6 +26,46 @@ std::string VersionText() {
 // changes into 2M rows on one thread took 0.86-0.89 CPU-s with mimalloc and 0.48-0.54 with
 // jemalloc; on a quiet machine the two are within noise (docs/benchmarks.md, "Memory pool").
 void ChooseMemoryPool() { ::setenv("ARROW_DEFAULT_MEMORY_POOL", "jemalloc", /*overwrite=*/0); }
+
+bool UsesJemalloc() {
+  const char* pool = ::getenv("ARROW_DEFAULT_MEMORY_POOL");
+  return pool != nullptr && std::string_view(pool) == "jemalloc";
+}
+
+// How long jemalloc keeps freed pages before giving them back to the kernel. Arrow builds its
+// jemalloc to purge them after 1 s (jemalloc's own default is 10 s), so a read that frees and
+// allocates batch-sized buffers for longer than that faults the same memory in again and again: the
+// Iceberg changelog over 10 snapshots of 1M changes faulted ~410k pages with 1 s and ~275k with 10 s
+// (about 8% less wall time at two threads), the Delta CDF read 210-230k against 63-72k, at 0-12%
+// more peak RSS (docs/benchmarks.md, "Stop 33"). Memory is still returned, 10 s after it was last
+// used. Set before the pool threads start: it reaches the arenas made from now on, which are the
+// ones the parallel work allocates in (the main thread's arena was made at start and keeps 1 s).
+// Not when the user configures jemalloc (JE_ARROW_MALLOC_CONF) or chose another pool.
+void KeepFreedPagesLonger() {
+  if (!UsesJemalloc() || ::getenv("JE_ARROW_MALLOC_CONF") != nullptr) return;
+  (void)arrow::jemalloc_set_decay_ms(10'000);  // NotImplemented where Arrow was built without jemalloc
+}
+
+// Arrow's pool, and for jemalloc how long freed pages are kept (as the arenas made from now on have it).
+std::string MemoryPoolText() {
+  std::string text = arrow::default_memory_pool()->backend_name();
+  if (text == "jemalloc") {
+    auto decay = arrow::jemalloc_get_stat("arenas.dirty_decay_ms");
+    if (decay.ok()) text += fmt::format(", freed pages kept {} ms", *decay);
+  }
+  return text;
+}
+
+// The version, the commit it was built from, and the Arrow library it runs with: an installed tree
+// or wheel loads the Arrow beside it, which may differ from the one it was compiled against (then
+// both are named).
+std::string VersionText() {
+  const std::string running = arrow::GetBuildInfo().version_string;
+  std::string arrow = "Arrow " + running;
+  if (running != LAKESYNC_ARROW_VERSION) arrow += fmt::format(", built against Arrow {}", LAKESYNC_ARROW_VERSION);
+  return fmt::format("lakesync {} (commit {}; {}; memory pool: {})", LAKESYNC_VERSION, LAKESYNC_GIT_COMMIT, arrow,
+                     MemoryPoolText());
+}
 
 // The word the user probably meant when a command or sub-command is mistyped: walks argv down the
 // command tree and compares the first word that names no sub-command with the sub-commands there.
@@ -115,6 +145,7 @@ std::string HelpOf(const CLI::App& app) {
 
 int main(int argc, char** argv) {
   ChooseMemoryPool();
+  KeepFreedPagesLonger();
   Cli cli(
       "lakesync keeps Apache Iceberg tables in sync with Delta Lake and Iceberg sources by change data capture.\n"
       "Without --catalog-config or --catalog, commands use the embedded catalog: SQLite under ./lakesync-warehouse\n"
