@@ -119,8 +119,8 @@ Status Follow(const ChangesArgs& a, changelog::ChangelogSource& source) {
   if (format != tabular::Format::kJsonl) {
     return InvalidArgument("--follow writes JSON Lines (--format jsonl), not {}", a.out.format);
   }
-  // Unbuffered, so a snapshot's rows are written before its position is recorded; a resumed run
-  // appends to what the last one wrote.
+  // Each batch is flushed to an unbuffered stream, so a snapshot's rows are written before its
+  // position is recorded; a resumed run appends to what the last one wrote.
   std::shared_ptr<arrow::io::OutputStream> out = DescriptorOutput(STDOUT_FILENO, "standard output", false);
   if (!a.out.output.empty()) {
     const int fd = ::open(a.out.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -140,6 +140,7 @@ Status Follow(const ChangesArgs& a, changelog::ChangelogSource& source) {
   Status st = [&]() -> Status {
     ARROW_ASSIGN_OR_RAISE(auto reader,
                           source.Follow(interval, [&] { return g_stop.load() || left <= 0; }, record_position));
+    ARROW_ASSIGN_OR_RAISE(auto writer, tabular::MakeRecordWriter(format, reader->schema(), out));
     // --limit stops here, mid-snapshot if need be (it excludes --position-file, so nothing is recorded).
     while (left > 0) {
       std::shared_ptr<arrow::RecordBatch> batch;
@@ -147,15 +148,10 @@ Status Follow(const ChangesArgs& a, changelog::ChangelogSource& source) {
       if (!batch) break;
       if (batch->num_rows() > left) batch = batch->Slice(0, left);
       left -= batch->num_rows();
-      std::string text;
-      for (int64_t r = 0; r < batch->num_rows(); ++r) {
-        ARROW_ASSIGN_OR_RAISE(auto line, tabular::RowToJson(*batch, r));
-        text += line;
-        text.push_back('\n');
-      }
-      ARROW_RETURN_NOT_OK(out->Write(text.data(), static_cast<int64_t>(text.size())));
+      ARROW_RETURN_NOT_OK(writer->Write(*batch));
+      ARROW_RETURN_NOT_OK(writer->Flush());
     }
-    return Status::OK();
+    return writer->Close();
   }();
   const Status closed = out->Close();
   return st.ok() ? closed : st;

@@ -25,17 +25,18 @@ class JsonlWriter : public RecordWriter {
       ARROW_ASSIGN_OR_RAISE(auto row, RowToJson(batch, r));
       buffer_ += row;
       buffer_.push_back('\n');
-      if (buffer_.size() > kFlushBytes) ARROW_RETURN_NOT_OK(Flush());
+      if (buffer_.size() > kFlushBytes) ARROW_RETURN_NOT_OK(WriteBuffer());
     }
     return Status::OK();
   }
-  Status Close() override {
-    ARROW_RETURN_NOT_OK(Flush());
+  Status Flush() override {
+    ARROW_RETURN_NOT_OK(WriteBuffer());
     return out_->Flush();
   }
+  Status Close() override { return Flush(); }
 
  private:
-  Status Flush() {
+  Status WriteBuffer() {
     ARROW_RETURN_NOT_OK(out_->Write(buffer_.data(), static_cast<int64_t>(buffer_.size())));
     buffer_.clear();
     return Status::OK();
@@ -80,17 +81,18 @@ class CsvWriter : public RecordWriter {
         AppendCsvField(buffer_, cell);
       }
       buffer_.push_back('\n');
-      if (buffer_.size() > kFlushBytes) ARROW_RETURN_NOT_OK(Flush());
+      if (buffer_.size() > kFlushBytes) ARROW_RETURN_NOT_OK(WriteBuffer());
     }
     return Status::OK();
   }
-  Status Close() override {
-    ARROW_RETURN_NOT_OK(Flush());
+  Status Flush() override {
+    ARROW_RETURN_NOT_OK(WriteBuffer());
     return out_->Flush();
   }
+  Status Close() override { return Flush(); }
 
  private:
-  Status Flush() {
+  Status WriteBuffer() {
     ARROW_RETURN_NOT_OK(out_->Write(buffer_.data(), static_cast<int64_t>(buffer_.size())));
     buffer_.clear();
     return Status::OK();
@@ -119,6 +121,8 @@ class TextTableWriter : public RecordWriter {
     }
     return Status::OK();
   }
+
+  Status Flush() override { return Unsupported("a text table is written whole, at the end (use --format jsonl)"); }
 
   Status Close() override {
     const int n = schema_->num_fields();
@@ -182,6 +186,7 @@ class ParquetRecordWriter : public RecordWriter {
     return std::unique_ptr<RecordWriter>(std::move(w));
   }
   Status Write(const arrow::RecordBatch& batch) override { return writer_->WriteRecordBatch(batch); }
+  Status Flush() override { return Unsupported("Parquet is written in whole row groups, not flushed row by row"); }
   Status Close() override { return writer_->Close(); }
 
  private:

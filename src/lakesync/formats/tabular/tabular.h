@@ -85,6 +85,11 @@ class RecordWriter {
  public:
   virtual ~RecordWriter() = default;
   virtual Status Write(const arrow::RecordBatch& batch) = 0;
+  // Hands every row written so far to the stream and flushes it, so that a follow loop can write a
+  // batch and then record how far it got. The line formats (JSON Lines, CSV) only; a text table
+  // aligns its columns over all rows and Parquet writes whole row groups, so both say Unsupported.
+  virtual Status Flush() = 0;
+  // Flushes, and for the formats that hold rows back, writes them (the stream stays open).
   virtual Status Close() = 0;
 };
 
