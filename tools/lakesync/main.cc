@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <functional>
 #include <iostream>
-#include <string_view>
 
 #include "cli.h"
 #include "lakesync/common/config_keys.h"
@@ -27,10 +27,9 @@ using namespace lakesync::cli;
 // jemalloc; on a quiet machine the two are within noise (docs/benchmarks.md, "Memory pool").
 void ChooseMemoryPool() { ::setenv("ARROW_DEFAULT_MEMORY_POOL", "jemalloc", /*overwrite=*/0); }
 
-bool UsesJemalloc() {
-  const char* pool = ::getenv("ARROW_DEFAULT_MEMORY_POOL");
-  return pool != nullptr && std::string_view(pool) == "jemalloc";
-}
+// Whether Arrow's pool is jemalloc: the pool Arrow made, not the variable asking for it (an unknown
+// or unavailable name falls back to another pool).
+bool UsesJemalloc() { return arrow::default_memory_pool()->backend_name() == "jemalloc"; }
 
 // How long jemalloc keeps freed pages before giving them back to the kernel. Arrow builds its
 // jemalloc to purge them after 1 s (jemalloc's own default is 10 s), so a read that frees and
@@ -49,7 +48,7 @@ void KeepFreedPagesLonger() {
 // Arrow's pool, and for jemalloc how long freed pages are kept (as the arenas made from now on have it).
 std::string MemoryPoolText() {
   std::string text = arrow::default_memory_pool()->backend_name();
-  if (text == "jemalloc") {
+  if (UsesJemalloc()) {
     auto decay = arrow::jemalloc_get_stat("arenas.dirty_decay_ms");
     if (decay.ok()) text += fmt::format(", freed pages kept {} ms", *decay);
   }
@@ -151,7 +150,8 @@ int main(int argc, char** argv) {
       "Without --catalog-config or --catalog, commands use the embedded catalog: SQLite under ./lakesync-warehouse\n"
       "(or $LAKESYNC_WAREHOUSE; a job's is next to the job file). Options may come before or after the command.");
   cli.app.name("lakesync");
-  cli.app.set_version_flag("--version", VersionText());
+  // Made only when asked for: it reads the allocator's settings.
+  cli.app.set_version_flag("--version", std::function<std::string()>(VersionText));
   cli.app.add_option("--log-level", cli.global.log_level, "debug, info, warn (default), error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   cli.app.add_option("--log-format", cli.global.log_format,
