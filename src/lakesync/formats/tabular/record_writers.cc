@@ -16,24 +16,23 @@ namespace {
 
 constexpr size_t kFlushBytes = 1 << 20;
 
-class JsonlWriter : public RecordWriter {
+// A writer of text lines: rows are appended to a buffer, which goes to the stream when it passes
+// kFlushBytes and on Flush/Close.
+class LineWriter : public RecordWriter {
  public:
-  explicit JsonlWriter(std::shared_ptr<arrow::io::OutputStream> out) : out_(std::move(out)) {}
-
-  Status Write(const arrow::RecordBatch& batch) override {
-    for (int64_t r = 0; r < batch.num_rows(); ++r) {
-      ARROW_ASSIGN_OR_RAISE(auto row, RowToJson(batch, r));
-      buffer_ += row;
-      buffer_.push_back('\n');
-      if (buffer_.size() > kFlushBytes) ARROW_RETURN_NOT_OK(WriteBuffer());
-    }
-    return Status::OK();
-  }
   Status Flush() override {
     ARROW_RETURN_NOT_OK(WriteBuffer());
     return out_->Flush();
   }
   Status Close() override { return Flush(); }
+
+ protected:
+  explicit LineWriter(std::shared_ptr<arrow::io::OutputStream> out) : out_(std::move(out)) {}
+
+  // Called after each line appended to buffer_.
+  Status LineEnded() { return buffer_.size() > kFlushBytes ? WriteBuffer() : Status::OK(); }
+
+  std::string buffer_;
 
  private:
   Status WriteBuffer() {
@@ -42,7 +41,21 @@ class JsonlWriter : public RecordWriter {
     return Status::OK();
   }
   std::shared_ptr<arrow::io::OutputStream> out_;
-  std::string buffer_;
+};
+
+class JsonlWriter : public LineWriter {
+ public:
+  explicit JsonlWriter(std::shared_ptr<arrow::io::OutputStream> out) : LineWriter(std::move(out)) {}
+
+  Status Write(const arrow::RecordBatch& batch) override {
+    for (int64_t r = 0; r < batch.num_rows(); ++r) {
+      ARROW_ASSIGN_OR_RAISE(auto row, RowToJson(batch, r));
+      buffer_ += row;
+      buffer_.push_back('\n');
+      ARROW_RETURN_NOT_OK(LineEnded());
+    }
+    return Status::OK();
+  }
 };
 
 // Quotes cells that need it, and empty values, which an unquoted empty field would make null.
@@ -59,10 +72,10 @@ void AppendCsvField(std::string& out, const std::string& cell) {
   out.push_back('"');
 }
 
-class CsvWriter : public RecordWriter {
+class CsvWriter : public LineWriter {
  public:
   CsvWriter(std::shared_ptr<arrow::Schema> schema, std::shared_ptr<arrow::io::OutputStream> out)
-      : out_(std::move(out)) {
+      : LineWriter(std::move(out)) {
     for (int i = 0; i < schema->num_fields(); ++i) {
       if (i) buffer_.push_back(',');
       AppendCsvField(buffer_, schema->field(i)->name());
@@ -81,24 +94,10 @@ class CsvWriter : public RecordWriter {
         AppendCsvField(buffer_, cell);
       }
       buffer_.push_back('\n');
-      if (buffer_.size() > kFlushBytes) ARROW_RETURN_NOT_OK(WriteBuffer());
+      ARROW_RETURN_NOT_OK(LineEnded());
     }
     return Status::OK();
   }
-  Status Flush() override {
-    ARROW_RETURN_NOT_OK(WriteBuffer());
-    return out_->Flush();
-  }
-  Status Close() override { return Flush(); }
-
- private:
-  Status WriteBuffer() {
-    ARROW_RETURN_NOT_OK(out_->Write(buffer_.data(), static_cast<int64_t>(buffer_.size())));
-    buffer_.clear();
-    return Status::OK();
-  }
-  std::shared_ptr<arrow::io::OutputStream> out_;
-  std::string buffer_;
 };
 
 // Buffers cells to align columns; beyond max_rows it counts rows without keeping them.
