@@ -92,6 +92,10 @@ Result<int64_t> WriteRows(const OutputArgs& args, arrow::RecordBatchReader& read
 // can ask for it on a pipe, where lseek fails): standard output, or an --output that is a pipe, a
 // device or a file opened for appending. `name` names it in errors; `owned`: Close() closes `fd`.
 std::shared_ptr<arrow::io::OutputStream> DescriptorOutput(int fd, std::string name, bool owned);
+// Opens the local file `path` with O_WRONLY | O_CLOEXEC | `flags` (mode 0644 where O_CREAT creates it)
+// as a DescriptorOutput that closes it; errors name the --output as the user gave it (`output`).
+Result<std::shared_ptr<arrow::io::OutputStream>> OpenDescriptorOutput(const std::string& path,
+                                                                      const std::string& output, int flags);
 
 // At most `limit` rows of `reader` (the stream is not read further).
 std::shared_ptr<arrow::RecordBatchReader> LimitRows(std::shared_ptr<arrow::RecordBatchReader> reader, int64_t limit);

@@ -100,6 +100,13 @@ std::shared_ptr<arrow::io::OutputStream> DescriptorOutput(int fd, std::string na
   return std::make_shared<DescriptorStream>(fd, std::move(name), owned);
 }
 
+Result<std::shared_ptr<arrow::io::OutputStream>> OpenDescriptorOutput(const std::string& path,
+                                                                      const std::string& output, int flags) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | flags, 0644);
+  if (fd < 0) return IOError("opening --output {}: {}", output, std::strerror(errno));
+  return DescriptorOutput(fd, output, true);
+}
+
 std::shared_ptr<arrow::RecordBatchReader> LimitRows(std::shared_ptr<arrow::RecordBatchReader> reader, int64_t limit) {
   return std::make_shared<LimitReader>(std::move(reader), limit);
 }
@@ -137,9 +144,7 @@ Result<int64_t> WriteRows(const OutputArgs& args, arrow::RecordBatchReader& read
   if (args.output.empty()) {
     out = DescriptorOutput(STDOUT_FILENO, "standard output", false);
   } else if (const std::string special = SpecialLocalFile(args.output); !special.empty()) {
-    const int fd = ::open(special.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return IOError("opening --output {}: {}", args.output, std::strerror(errno));
-    out = DescriptorOutput(fd, args.output, true);
+    ARROW_ASSIGN_OR_RAISE(out, OpenDescriptorOutput(special, args.output, 0));
   } else {
     if (file_io == nullptr) {
       ARROW_ASSIGN_OR_RAISE(local_io, io::FileIO::Make());

@@ -11,9 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <csignal>
-#include <cstring>
 
 #include <fcntl.h>
 
@@ -123,9 +121,7 @@ Status Follow(const ChangesArgs& a, changelog::ChangelogSource& source) {
   // position is recorded; a resumed run appends to what the last one wrote.
   std::shared_ptr<arrow::io::OutputStream> out = DescriptorOutput(STDOUT_FILENO, "standard output", false);
   if (!a.out.output.empty()) {
-    const int fd = ::open(a.out.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) return IOError("opening --output {}: {}", a.out.output, std::strerror(errno));
-    out = DescriptorOutput(fd, a.out.output, true);
+    ARROW_ASSIGN_OR_RAISE(out, OpenDescriptorOutput(a.out.output, a.out.output, O_CREAT | O_APPEND));
   }
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
