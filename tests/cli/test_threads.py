@@ -170,32 +170,58 @@ def test_apply_writes_the_same_files_with_1_2_and_4_threads(tmp_path, layout):
     assert len(set(scans.values())) == 1, "scan output differs between thread counts"
 
 
-def test_delta_change_feed_is_the_same_with_1_and_4_threads(tmp_path):
+def _with_extra_columns(table, extra, rng):
+    """`table` with `extra` more columns (strings and numbers derived from the id): a feed of many
+    columns is read file by file with each batch decoded column-parallel (PreferSerialUnits), one of
+    few columns by row-group units, so the width picks which parallel path is tested."""
+    ids = table.column("id").to_pylist()
+    for i in range(extra):
+        if i % 2:
+            table = table.append_column(f"s{i}", pa.array([f"{k * (i + 3)}-{rng.random():.6f}" for k in ids]))
+        else:
+            table = table.append_column(f"n{i}", pa.array([k * (i + 1) for k in ids], pa.int64()))
+    return table
+
+
+@pytest.mark.parametrize("extra_columns", [0, 8], ids=["row-group-units", "streamed-wide"])
+def test_delta_change_feed_is_the_same_with_1_2_and_4_threads(tmp_path, extra_columns):
     deltalake = pytest.importorskip("deltalake")
     path = tmp_path / "delta"
     rng = random.Random(7)
-    base = pa.table({"id": list(range(20_000)), "v": [rng.random() for _ in range(20_000)]})
+    # Wide: a base file of several 64k-row batches, so batches of one file are in flight together.
+    rows = 150_000 if extra_columns else 20_000
+    base = pa.table({"id": list(range(rows)), "v": [rng.random() for _ in range(rows)]})
+    base = _with_extra_columns(base, extra_columns, rng)
     deltalake.write_deltalake(str(path), base, configuration={"delta.enableChangeDataFeed": "true"})
     for round_ in range(3):
         dt = deltalake.DeltaTable(str(path))
-        keys = rng.sample(range(20_000), 2_000)
-        source = pa.table({"id": keys, "v": [rng.random() for _ in keys]})
+        keys = rng.sample(range(rows), 2_000)
+        source = _with_extra_columns(pa.table({"id": keys, "v": [rng.random() for _ in keys]}), extra_columns, rng)
         (dt.merge(source, "t.id = s.id", source_alias="s", target_alias="t")
          .when_matched_update_all().when_not_matched_insert_all().execute())
-        deltalake.write_deltalake(str(path), pa.table({"id": list(range(100_000 + round_ * 1000,
-                                                                         100_000 + round_ * 1000 + 1000)),
-                                                       "v": [0.5] * 1000}), mode="append")
+        added = list(range(1_000_000 + round_ * 1000, 1_000_000 + round_ * 1000 + 1000))
+        added = _with_extra_columns(pa.table({"id": added, "v": [0.5] * 1000}), extra_columns, rng)
+        deltalake.write_deltalake(str(path), added, mode="append")
     cli = O.Cli(tmp_path)
     outputs = set()
-    for threads in (1, 4):
+    for threads in (1, 2, 4):
         out = tmp_path / f"feed-{threads}.parquet"
         cli.ok("--threads", threads, "changes", "--source", "delta", "--table", path, "--start-version", 0,
                "--format", "parquet", "--output", out)
         outputs.add(out.read_bytes())
     assert len(outputs) == 1, "change feed output differs between thread counts"
     feed = pq.read_table(tmp_path / "feed-1.parquet")
-    expected = deltalake.DeltaTable(str(path)).load_cdf(0).read_all()
+    expected = pa.table(deltalake.DeltaTable(str(path)).load_cdf(0).read_all())
     assert feed.num_rows == expected.num_rows
+    columns = base.column_names + ["_change_type", "_commit_version"]
+    order = [(k, "ascending") for k in ("id", "_change_type", "_commit_version")]
+    assert feed.select(columns).sort_by(order).equals(expected.select(columns).cast(feed.select(columns).schema)
+                                                      .sort_by(order))
+    # A limit ends the stream early with the feed's first rows, whatever ran ahead.
+    limited = tmp_path / "feed-limit.parquet"
+    cli.ok("--threads", 2, "changes", "--source", "delta", "--table", path, "--start-version", 0, "--limit", 70_000,
+           "--format", "parquet", "--output", limited)
+    assert pq.read_table(limited).equals(feed.slice(0, 70_000))
 
 
 def test_threads_setting_is_checked(tmp_path):

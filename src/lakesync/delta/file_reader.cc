@@ -119,6 +119,7 @@ struct PlannedTask {
 };
 
 using UnitBatches = std::vector<std::shared_ptr<arrow::RecordBatch>>;
+using StreamedBatches = OrderedStream<std::shared_ptr<arrow::RecordBatch>>;
 using TaskUnits = parquet_io::RowGroupUnits<PlannedTask, parquet_io::ParquetDataReader, UnitBatches>;
 
 std::string What(const ReadTask& task) {
@@ -267,9 +268,11 @@ TaskUnits::Hooks TaskHooks(std::shared_ptr<const ReadShared> shared, const std::
 }
 
 // The files of a read, in order: each is split into row groups read on the engine's executor
-// (common/executor.h) and emitted in task and row-group order, so the output does not depend on the
-// thread count. A file's footer is read (and its partition values parsed) on the consumer's thread
-// when its turn comes; at most the executor's window of row groups is read ahead.
+// (common/executor.h), or, where PreferSerialUnits says so (wide reads), streamed batch by batch
+// (StartStreaming); either way emitted in task, row-group and batch order, so the output does not
+// depend on the thread count. A file's footer is read (and its partition values parsed) on the
+// consumer's thread when its turn comes; at most the executor's window of row groups, or
+// kBatchesAhead batches, is read ahead.
 class TaskReader : public arrow::RecordBatchReader {
  public:
   static Result<std::shared_ptr<TaskReader>> Make(std::shared_ptr<const ReadShared> shared,
@@ -288,6 +291,7 @@ class TaskReader : public arrow::RecordBatchReader {
     }
     const bool serial = PreferSerialUnits(files, first_units, r->shared_->schema.read_schema->fields().size());
     r->units_->Start(!serial, serial);
+    if (serial) r->StartStreaming();
     return r;
   }
 
@@ -298,20 +302,11 @@ class TaskReader : public arrow::RecordBatchReader {
     const auto& limit = shared_->options.limit;
     while (true) {
       if (limit && emitted_ >= *limit) return Status::OK();
-      if (!units_->split()) {
-        // One file at a time, batch by batch.
-        if (!current_.reader) {
-          ARROW_ASSIGN_OR_RAISE(current_, units_->NextFile());
-          if (!current_.reader) return Status::OK();
-        }
-        ARROW_ASSIGN_OR_RAISE(auto next, current_.reader->Next());
-        if (!next) {
-          current_ = {};
-          continue;
-        }
-        ARROW_ASSIGN_OR_RAISE(auto batch, Assemble(*shared_, *current_.file, *next));
-        if (!batch || batch->num_rows() == 0) continue;
-        Emit(std::move(batch), out);
+      if (streamed_) {
+        ARROW_ASSIGN_OR_RAISE(auto batch, streamed_->Next());
+        if (!batch) return Status::OK();
+        if (!*batch || (*batch)->num_rows() == 0) continue;
+        Emit(std::move(*batch), out);
         return Status::OK();
       }
       if (next_batch_ >= batches_.size()) {
@@ -336,13 +331,44 @@ class TaskReader : public arrow::RecordBatchReader {
  private:
   TaskReader() = default;
 
+  // Unsplit reads: one file at a time, batch by batch. A batch is decoded on this thread (its columns
+  // in parallel on the pool) and converted and assembled on the pool while this thread decodes the
+  // next, so that work does not wait for the decoding or hold it up; batches come out in order. At
+  // most kBatchesAhead decoded batches wait for their turn.
+  void StartStreaming() {
+    static constexpr int kBatchesAhead = 2;
+    streamed_ = std::make_unique<StreamedBatches>(
+        [this]() -> Result<std::optional<StreamedBatches::Unit>> {
+          while (true) {
+            if (!current_.reader) {
+              ARROW_ASSIGN_OR_RAISE(current_, units_->NextFile());
+              if (!current_.reader) return std::nullopt;
+            }
+            ARROW_ASSIGN_OR_RAISE(auto decoded, current_.reader->NextDecoded());
+            if (!decoded) {
+              current_ = {};
+              continue;
+            }
+            // The unit owns what it reads: the file's reader may be gone by the time it runs.
+            return std::optional<StreamedBatches::Unit>(
+                [shared = shared_, file = current_.file, d = std::move(*decoded)]() -> Result<std::shared_ptr<arrow::RecordBatch>> {
+                  ARROW_ASSIGN_OR_RAISE(auto converted, d.Convert());
+                  return Assemble(*shared, *file, converted);
+                });
+          }
+        },
+        kBatchesAhead);
+  }
+
   std::shared_ptr<const ReadShared> shared_;
   std::vector<ReadTask> tasks_;  // not resized after Make: units point into it
-  TaskUnits::OpenedFile current_;  // unsplit reads: the current file
+  TaskUnits::OpenedFile current_;  // unsplit reads: the file being decoded
   UnitBatches batches_;
   size_t next_batch_ = 0;
   int64_t emitted_ = 0;
-  std::unique_ptr<TaskUnits> units_;  // last: destroyed (waiting for its units) first
+  std::unique_ptr<TaskUnits> units_;
+  // Destroyed first (waiting for the batches in flight), before the units and the file they read.
+  std::unique_ptr<StreamedBatches> streamed_;
 };
 
 }  // namespace

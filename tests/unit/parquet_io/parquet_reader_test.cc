@@ -5,6 +5,7 @@
 #include <parquet/arrow/writer.h>
 
 #include <fstream>
+#include <thread>
 
 #include "lakesync/formats/parquet/arrow_literal.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
@@ -397,6 +398,53 @@ TEST_F(PositionsTest, KeyColumnReaderAndDefaultsOnlyProjection) {
   auto flags = arrow::Concatenate(Col(t, "flag")->chunks()).ValueOrDie();
   EXPECT_EQ(flags->null_count(), 0);
   EXPECT_TRUE(static_cast<const arrow::BooleanArray&>(*flags).Value(12345));
+}
+
+// NextDecoded() + Convert() is Next() in two halves, and a decoded batch converts after its reader is
+// gone, on another thread (what the Delta reader's stream does on the pool): same batches, same
+// positions, with the columns in another order than the file's and one the file lacks.
+TEST_F(PositionsTest, DecodedBatchesConvertLaterOnAnyThread) {
+  iceberg::NestedField added = Field(7, "flag", Type::Boolean(), true);
+  added.initial_default = true;
+  auto schema = MakeSchema({Field(2, "s", Type::String()), Field(1, "pos_copy", Type::Long(), true), added});
+  ParquetReadOptions options;
+  options.batch_size = 700;
+  std::vector<PositionedBatch> expected;
+  auto whole = ParquetDataReader::Open(OpenIn(path_), path_, schema, options).ValueOrDie();
+  while (auto next = whole->Next().ValueOrDie()) expected.push_back(*next);
+  ASSERT_GT(expected.size(), 20u);
+
+  std::vector<DecodedBatch> decoded;
+  {
+    auto r = ParquetDataReader::Open(OpenIn(path_), path_, schema, options).ValueOrDie();
+    while (auto next = r->NextDecoded().ValueOrDie()) decoded.push_back(*next);
+  }  // the reader is gone
+  ASSERT_EQ(decoded.size(), expected.size());
+  std::vector<Result<PositionedBatch>> converted(decoded.size(), Status::UnknownError("not converted"));
+  std::thread other([&] {
+    for (size_t i = decoded.size(); i-- > 0;) converted[i] = decoded[i].Convert();  // out of order, too
+  });
+  other.join();
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_TRUE(converted[i].ok()) << converted[i].status().ToString();
+    const PositionedBatch& got = *converted[i];
+    EXPECT_EQ(got.first_row_position, expected[i].first_row_position) << i;
+    EXPECT_EQ(got.row_group, expected[i].row_group) << i;
+    EXPECT_TRUE(got.batch->Equals(*expected[i].batch)) << i;
+    EXPECT_TRUE(got.batch->schema()->Equals(*whole->schema())) << i;
+    EXPECT_EQ(got.batch->column(2)->null_count(), 0) << "the absent column takes its default";
+  }
+
+  // A read of no file column (defaults only) splits the same way.
+  auto defaults = ParquetDataReader::Open(OpenIn(path_), path_, MakeSchema({added}), options).ValueOrDie();
+  int64_t rows = 0;
+  while (auto next = defaults->NextDecoded().ValueOrDie()) {
+    EXPECT_EQ(next->file_batch, nullptr);
+    auto batch = next->Convert().ValueOrDie();
+    EXPECT_EQ(batch.first_row_position, rows);
+    rows += batch.batch->num_rows();
+  }
+  EXPECT_EQ(rows, 20000);
 }
 
 TEST(ParquetReader, CorruptAndTruncatedFilesAreCleanErrors) {

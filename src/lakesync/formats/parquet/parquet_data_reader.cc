@@ -333,6 +333,39 @@ bool HasNanosTimestamp(const iceberg::Type& type) {
 
 }  // namespace
 
+// What converting a decoded batch needs; the batches still to be converted keep it alive.
+class BatchConversion {
+ public:
+  iceberg::SchemaPtr read_schema;  // the plan's nodes point into it
+  std::shared_ptr<const Plan> plan;
+  std::shared_ptr<arrow::Schema> schema;
+  std::string location;
+  arrow::MemoryPool* pool = nullptr;
+
+  // A batch of `rows` rows in `schema`: the file's columns converted, the absent ones filled
+  // (`file_batch` null: every column is absent).
+  Result<std::shared_ptr<arrow::RecordBatch>> Convert(const arrow::RecordBatch* file_batch, int64_t rows) const {
+    std::vector<std::shared_ptr<arrow::Array>> columns;
+    for (const auto& node : plan->top) {
+      std::shared_ptr<arrow::ArrayData> data;
+      if (node.present && file_batch) {
+        const int idx = file_batch->schema()->GetFieldIndex(node.file_name);
+        if (idx < 0) return Corrupt("{}: column '{}' missing from a decoded batch", location, node.file_name);
+        data = file_batch->column_data(idx);
+      }
+      LS_ASSIGN_OR_RAISE_CTX(auto conv, ConvertNode(node, data, rows, pool), "reading column '{}' of {}",
+                             node.target->name, location);
+      columns.push_back(arrow::MakeArray(conv));
+    }
+    return arrow::RecordBatch::Make(schema, rows, std::move(columns));
+  }
+};
+
+Result<PositionedBatch> DecodedBatch::Convert() const {
+  ARROW_ASSIGN_OR_RAISE(auto batch, conversion->Convert(file_batch.get(), num_rows));
+  return PositionedBatch{std::move(batch), first_row_position, row_group};
+}
+
 ParquetDataReader::ParquetDataReader() = default;
 ParquetDataReader::~ParquetDataReader() = default;
 
@@ -405,7 +438,7 @@ Result<std::unique_ptr<ParquetDataReader>> ParquetDataReader::Open(std::shared_p
   std::shared_ptr<const NameMapping> mapping = r->options_.name_mapping;
   if (!r->by_field_id_ && !mapping) mapping = std::make_shared<NameMapping>(NameMapping::FromSchema(*r->read_schema_));
   PlanBuilder builder(r->by_field_id_, r->location_, r->options_);
-  r->plan_ = std::make_unique<Plan>();
+  r->plan_ = std::make_shared<Plan>();
   const std::vector<MappedField>* top_scope = mapping ? &mapping->fields() : nullptr;
   for (const auto& target : r->read_schema_->fields()) {
     int first_leaf = 0;
@@ -431,6 +464,13 @@ Result<std::unique_ptr<ParquetDataReader>> ParquetDataReader::Open(std::shared_p
   std::sort(r->column_indices_.begin(), r->column_indices_.end());
   r->column_indices_.erase(std::unique(r->column_indices_.begin(), r->column_indices_.end()), r->column_indices_.end());
   r->plan_->stat_columns = builder.stats;
+  auto conversion = std::make_shared<BatchConversion>();
+  conversion->read_schema = r->read_schema_;
+  conversion->plan = r->plan_;
+  conversion->schema = r->arrow_schema_;
+  conversion->location = r->location_;
+  conversion->pool = pool;
+  r->conversion_ = std::move(conversion);
 
   // Row-group selection and filtering.
   if (r->options_.row_groups) {
@@ -497,33 +537,14 @@ Result<RowGroupStats> ParquetDataReader::StatsFor(int row_group) const {
   return out;
 }
 
-Result<std::shared_ptr<arrow::RecordBatch>> ParquetDataReader::Convert(const arrow::RecordBatch& file_batch) const {
-  std::vector<std::shared_ptr<arrow::Array>> columns;
-  const int64_t n = file_batch.num_rows();
-  for (const auto& node : plan_->top) {
-    std::shared_ptr<arrow::ArrayData> data;
-    if (node.present) {
-      const int idx = file_batch.schema()->GetFieldIndex(node.file_name);
-      if (idx < 0) return Corrupt("{}: column '{}' missing from a decoded batch", location_, node.file_name);
-      data = file_batch.column_data(idx);
-    }
-    LS_ASSIGN_OR_RAISE_CTX(auto conv, ConvertNode(node, data, n, options_.pool), "reading column '{}' of {}",
-                           node.target->name, location_);
-    columns.push_back(arrow::MakeArray(conv));
-  }
-  return arrow::RecordBatch::Make(arrow_schema_, n, std::move(columns));
-}
-
-Result<std::shared_ptr<arrow::RecordBatch>> ParquetDataReader::DefaultsOnly(int64_t rows) const {
-  std::vector<std::shared_ptr<arrow::Array>> columns;
-  for (const auto& node : plan_->top) {
-    ARROW_ASSIGN_OR_RAISE(auto conv, ConvertNode(node, nullptr, rows, options_.pool));
-    columns.push_back(arrow::MakeArray(conv));
-  }
-  return arrow::RecordBatch::Make(arrow_schema_, rows, std::move(columns));
-}
-
 Result<std::optional<PositionedBatch>> ParquetDataReader::Next() {
+  ARROW_ASSIGN_OR_RAISE(auto decoded, NextDecoded());
+  if (!decoded) return std::nullopt;
+  ARROW_ASSIGN_OR_RAISE(auto batch, decoded->Convert());
+  return std::optional<PositionedBatch>(std::move(batch));
+}
+
+Result<std::optional<DecodedBatch>> ParquetDataReader::NextDecoded() {
   while (true) {
     if (current_) {
       std::shared_ptr<arrow::RecordBatch> file_batch;
@@ -540,9 +561,9 @@ Result<std::optional<PositionedBatch>> ParquetDataReader::Next() {
         return Corrupt("reading row group {} of Parquet file {}: {}", current_row_group_, location_, st.message());
       }
       if (file_batch) {
-        ARROW_ASSIGN_OR_RAISE(auto batch, Convert(*file_batch));
-        PositionedBatch out{batch, current_position_, current_row_group_};
-        current_position_ += batch->num_rows();
+        const int64_t rows = file_batch->num_rows();
+        DecodedBatch out{std::move(file_batch), rows, current_position_, current_row_group_, conversion_};
+        current_position_ += rows;
         return out;
       }
       current_.reset();
@@ -556,8 +577,7 @@ Result<std::optional<PositionedBatch>> ParquetDataReader::Next() {
     }
     if (current_remaining_ > 0) {
       const int64_t rows = std::min(current_remaining_, options_.batch_size);
-      ARROW_ASSIGN_OR_RAISE(auto batch, DefaultsOnly(rows));
-      PositionedBatch out{batch, current_position_, current_row_group_};
+      DecodedBatch out{nullptr, rows, current_position_, current_row_group_, conversion_};
       current_position_ += rows;
       current_remaining_ -= rows;
       return out;

@@ -118,6 +118,23 @@ struct PositionedBatch {
   int row_group = 0;
 };
 
+// How a reader's decoded batches become batches of its read schema (immutable, shared).
+class BatchConversion;
+
+// A batch as decoded from the file, not yet in the read schema's layout: Convert() may run on any
+// thread, also after the reader is gone, so a caller can convert one batch on the pool while the
+// reader decodes the next (ParquetDataReader::NextDecoded).
+struct DecodedBatch {
+  std::shared_ptr<arrow::RecordBatch> file_batch;  // null for a row group read without any column
+  int64_t num_rows = 0;
+  int64_t first_row_position = 0;
+  int row_group = 0;
+  std::shared_ptr<const BatchConversion> conversion;
+
+  // What Next() returns for this batch. Errors name the column and the file.
+  Result<PositionedBatch> Convert() const;
+};
+
 class ParquetDataReader {
  public:
   // Opens the file and plans the projection. `location` names the file in errors. Returns Corrupt
@@ -155,6 +172,9 @@ class ParquetDataReader {
 
   // The next batch, or nullopt at the end. Returns Corrupt naming the location for undecodable data.
   Result<std::optional<PositionedBatch>> Next();
+  // Next() in two halves: the batch decoded here (same errors, same batches), converted later by
+  // DecodedBatch::Convert().
+  Result<std::optional<DecodedBatch>> NextDecoded();
 
   // Reads everything that is left into one table.
   Result<std::shared_ptr<arrow::Table>> ReadAll();
@@ -163,8 +183,6 @@ class ParquetDataReader {
 
  private:
   ParquetDataReader();
-  Result<std::shared_ptr<arrow::RecordBatch>> Convert(const arrow::RecordBatch& file_batch) const;
-  Result<std::shared_ptr<arrow::RecordBatch>> DefaultsOnly(int64_t rows) const;
 
   std::string location_;
   iceberg::SchemaPtr read_schema_;
@@ -172,7 +190,8 @@ class ParquetDataReader {
   std::shared_ptr<arrow::io::RandomAccessFile> file_;
   std::unique_ptr<parquet::arrow::FileReader> reader_;
   std::shared_ptr<arrow::Schema> arrow_schema_;
-  std::unique_ptr<Plan> plan_;
+  std::shared_ptr<Plan> plan_;  // shared with conversion_, which points into it
+  std::shared_ptr<const BatchConversion> conversion_;
   std::vector<int> column_indices_;  // leaf columns to read
   std::vector<RowGroupInfo> row_groups_;
   std::vector<int> selected_;
