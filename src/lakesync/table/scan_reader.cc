@@ -13,6 +13,7 @@ namespace {
 
 // A unit's batches: one row group of one task (iceberg/scan/task_units.h), deletes applied.
 using UnitBatches = std::vector<std::shared_ptr<arrow::RecordBatch>>;
+using StreamedBatches = OrderedStream<std::shared_ptr<arrow::RecordBatch>>;
 
 class ScanReader : public arrow::RecordBatchReader {
  public:
@@ -28,21 +29,11 @@ class ScanReader : public arrow::RecordBatchReader {
     *out = nullptr;
     while (remaining_ != 0) {
       if (units_->serial()) {
-        // One file at a time, batch by batch (memory: one batch, as before parallel reads).
-        if (!reader_) {
-          auto next = units_->NextReader();
-          if (!next.ok()) return WithContext(next.status(), "reading " + table_->name());
-          if (!*next) return Status::OK();
-          reader_ = std::move(*next);
-        }
-        auto next = reader_->Next();
-        if (!next.ok()) return WithContext(next.status(), "reading data file " + reader_->path() + " of " + table_->name());
-        if (!next->has_value()) {
-          reader_.reset();
-          continue;
-        }
-        if ((*next)->batch->num_rows() == 0) continue;
-        Emit(std::move((*next)->batch), out);
+        if (!streamed_) StartStreaming();
+        ARROW_ASSIGN_OR_RAISE(auto next, streamed_->Next());
+        if (!next) return Status::OK();
+        if (!*next || (*next)->num_rows() == 0) continue;
+        Emit(std::move(*next), out);
         return Status::OK();
       }
       if (next_batch_ >= batches_.size()) {
@@ -59,6 +50,40 @@ class ScanReader : public arrow::RecordBatchReader {
     return Status::OK();
   }
 
+  // Serial reads: one file at a time, batch by batch. A batch is decoded on this thread (its columns
+  // in parallel on the pool) and finished (deletes, filter, projection) on the pool while this thread
+  // decodes the next, in order; at most kBatchesAhead decoded batches wait for their turn (memory: a
+  // few batches, as before parallel reads).
+  void StartStreaming() {
+    static constexpr int kBatchesAhead = 2;
+    streamed_ = std::make_unique<StreamedBatches>(
+        [this]() -> Result<std::optional<StreamedBatches::Unit>> {
+          while (true) {
+            if (!reader_) {
+              auto next = units_->NextReader();
+              if (!next.ok()) return WithContext(next.status(), "reading " + table_->name());
+              if (!*next) return std::nullopt;
+              reader_ = std::move(*next);
+            }
+            const std::string where = "reading data file " + reader_->path() + " of " + table_->name();
+            auto decoded = reader_->NextDecoded();
+            if (!decoded.ok()) return WithContext(decoded.status(), where);
+            if (!*decoded) {
+              reader_.reset();
+              continue;
+            }
+            // The unit owns what it reads: the file's reader may be gone by the time it runs.
+            return std::optional<StreamedBatches::Unit>(
+                [where, d = std::move(**decoded)]() -> Result<std::shared_ptr<arrow::RecordBatch>> {
+                  auto finished = d.Finish();
+                  if (!finished.ok()) return WithContext(finished.status(), where);
+                  return *finished ? (*finished)->batch : nullptr;
+                });
+          }
+        },
+        kBatchesAhead);
+  }
+
   void Emit(std::shared_ptr<arrow::RecordBatch> batch, std::shared_ptr<arrow::RecordBatch>* out) {
     if (remaining_ > 0 && batch->num_rows() > remaining_) batch = batch->Slice(0, remaining_);
     if (remaining_ > 0) remaining_ -= batch->num_rows();
@@ -71,8 +96,10 @@ class ScanReader : public arrow::RecordBatchReader {
   std::shared_ptr<arrow::Schema> output_schema_;
   UnitBatches batches_;  // parallel: the current unit's batches
   size_t next_batch_ = 0;
-  std::unique_ptr<iceberg::DataFileReader> reader_;  // serial: the current file
+  std::unique_ptr<iceberg::DataFileReader> reader_;  // serial: the file being decoded
   int64_t remaining_ = -1;  // -1: no limit
+  // Destroyed first (waiting for the batches in flight), before the units and the file they read.
+  std::unique_ptr<StreamedBatches> streamed_;
 };
 
 }  // namespace

@@ -305,7 +305,24 @@ Result<std::shared_ptr<const ScanContext>> ScanContext::Make(std::shared_ptr<io:
   return std::shared_ptr<const ScanContext>(std::move(context));
 }
 
+// What finishing a decoded batch needs (DataFileReader::Open fills it; read-only afterwards).
+struct DataFileProcessing {
+  std::shared_ptr<const ScanContext> context;  // keeps what the delete states point into alive
+  DataFileReadOptions options;
+  std::string path;
+  std::vector<int> output_index;  // read-batch column of each output column
+  int row_id_index = -1, last_updated_index = -1;  // read-batch columns of the stored lineage
+  std::optional<int64_t> first_row_id;               // the file's (inherited) first_row_id
+  std::optional<int64_t> data_sequence_number;       // v3 only: what null sequence numbers inherit
+  std::shared_ptr<arrow::Schema> output_schema;
+
+  Result<std::optional<DataFileBatch>> Process(const std::shared_ptr<arrow::RecordBatch>& read, int64_t first) const;
+};
+
 DataFileReader::~DataFileReader() = default;
+
+const std::shared_ptr<arrow::Schema>& DataFileReader::schema() const { return processing_->output_schema; }
+const std::string& DataFileReader::path() const { return processing_->path; }
 
 Result<std::unique_ptr<DataFileReader>> DataFileReader::Open(std::shared_ptr<const ScanContext> context,
                                                              const FileScanTask& task, DataFileReadOptions options) {
@@ -315,7 +332,8 @@ Result<std::unique_ptr<DataFileReader>> DataFileReader::Open(std::shared_ptr<con
                        FileFormatName(file.file_format));
   }
   std::unique_ptr<DataFileReader> r(new DataFileReader());
-  r->path_ = file.file_path;
+  auto p = std::make_shared<DataFileProcessing>();
+  p->path = file.file_path;
   const Schema& schema = *context->schema;
   if (options.columns.empty()) {
     for (const auto& f : schema.fields()) options.columns.push_back(f.id);
@@ -347,30 +365,30 @@ Result<std::unique_ptr<DataFileReader>> DataFileReader::Open(std::shared_ptr<con
   if (options.with_row_lineage) {
     // Read as optional columns: a file without them reads nulls, which inherit (InheritLineage).
     for (auto& f : RowLineageFields()) {
-      (f.id == kRowIdFieldId ? r->row_id_index_ : r->last_updated_index_) = static_cast<int>(fields.size());
+      (f.id == kRowIdFieldId ? p->row_id_index : p->last_updated_index) = static_cast<int>(fields.size());
       fields.push_back(std::move(f));
     }
-    r->first_row_id_ = file.first_row_id;
-    if (context->format_version >= 3) r->data_sequence_number_ = task.data_sequence_number;
+    p->first_row_id = file.first_row_id;
+    if (context->format_version >= 3) p->data_sequence_number = task.data_sequence_number;
   }
   auto read_schema = std::make_shared<const Schema>(schema.schema_id(), fields);
   std::vector<NestedField> output_fields;
   for (int32_t id : options.columns) {
-    r->output_index_.push_back(read_index.at(id));
+    p->output_index.push_back(read_index.at(id));
     output_fields.push_back(schema.fields()[static_cast<size_t>(schema.TopLevelIndex(id))]);
   }
-  ARROW_ASSIGN_OR_RAISE(r->output_schema_,
+  ARROW_ASSIGN_OR_RAISE(p->output_schema,
                         ToArrowSchema(Schema(schema.schema_id(), output_fields), options.uuid_extension));
   if (options.with_file_and_pos) {
-    ARROW_ASSIGN_OR_RAISE(r->output_schema_, r->output_schema_->AddField(r->output_schema_->num_fields(),
+    ARROW_ASSIGN_OR_RAISE(p->output_schema, p->output_schema->AddField(p->output_schema->num_fields(),
                                                                          arrow::field(kFileColumn, arrow::utf8(), false)));
-    ARROW_ASSIGN_OR_RAISE(r->output_schema_, r->output_schema_->AddField(r->output_schema_->num_fields(),
+    ARROW_ASSIGN_OR_RAISE(p->output_schema, p->output_schema->AddField(p->output_schema->num_fields(),
                                                                          arrow::field(kPosColumn, arrow::int64(), false)));
   }
   if (options.with_row_lineage) {
     for (const auto& f : RowLineageFields()) {
       ARROW_ASSIGN_OR_RAISE(auto field, ToArrowField(f));
-      ARROW_ASSIGN_OR_RAISE(r->output_schema_, r->output_schema_->AddField(r->output_schema_->num_fields(), field));
+      ARROW_ASSIGN_OR_RAISE(p->output_schema, p->output_schema->AddField(p->output_schema->num_fields(), field));
     }
   }
 
@@ -389,41 +407,56 @@ Result<std::unique_ptr<DataFileReader>> DataFileReader::Open(std::shared_ptr<con
                          "opening data file {}", file.file_path);
   ARROW_ASSIGN_OR_RAISE(r->reader_, parquet_io::ParquetDataReader::Open(std::move(input), file.file_path,
                                                                         read_schema, std::move(read_options)));
-  r->states_ = options.delete_states;
+  p->context = context;
   r->context_ = std::move(context);
   // A unit of work on the pool copies columns on its own thread (see ParquetDataReader::Open).
   options.use_threads = ColumnThreads(options.use_threads);
-  r->options_ = std::move(options);
+  p->options = std::move(options);
+  r->processing_ = std::move(p);
   return r;
 }
 
 void DataFileReader::set_use_threads(bool use_threads) {
-  options_.use_threads = ColumnThreads(use_threads);
-  reader_->set_use_threads(options_.use_threads);
+  // A copy: batches decoded earlier may still be finishing with the current one.
+  auto p = std::make_shared<DataFileProcessing>(*processing_);
+  p->options.use_threads = ColumnThreads(use_threads);
+  reader_->set_use_threads(p->options.use_threads);
+  processing_ = std::move(p);
 }
 
 Result<std::optional<DataFileBatch>> DataFileReader::Next() {
   while (true) {
-    ARROW_ASSIGN_OR_RAISE(auto positioned, reader_->Next());
-    if (!positioned) return std::nullopt;
-    ARROW_ASSIGN_OR_RAISE(auto out, Process(positioned->batch, positioned->first_row_position));
+    ARROW_ASSIGN_OR_RAISE(auto decoded, NextDecoded());
+    if (!decoded) return std::nullopt;
+    ARROW_ASSIGN_OR_RAISE(auto out, decoded->Finish());
     if (out) return out;
   }
 }
 
-Result<std::optional<DataFileBatch>> DataFileReader::Process(const std::shared_ptr<arrow::RecordBatch>& read,
-                                                             int64_t first) {
+Result<std::optional<DecodedDataFileBatch>> DataFileReader::NextDecoded() {
+  ARROW_ASSIGN_OR_RAISE(auto decoded, reader_->NextDecoded());
+  if (!decoded) return std::nullopt;
+  return DecodedDataFileBatch{std::move(*decoded), processing_};
+}
+
+Result<std::optional<DataFileBatch>> DecodedDataFileBatch::Finish() const {
+  ARROW_ASSIGN_OR_RAISE(auto positioned, decoded.Convert());
+  return processing->Process(positioned.batch, positioned.first_row_position);
+}
+
+Result<std::optional<DataFileBatch>> DataFileProcessing::Process(const std::shared_ptr<arrow::RecordBatch>& read,
+                                                                 int64_t first) const {
   const int64_t n = read->num_rows();
   // Live rows per delete state (null: all live), then the filter on top of each.
-  std::vector<std::shared_ptr<arrow::Buffer>> live(states_.size());
-  for (size_t s = 0; s < states_.size(); ++s) {
-    if (states_[s]->empty()) continue;
+  std::vector<std::shared_ptr<arrow::Buffer>> live(options.delete_states.size());
+  for (size_t s = 0; s < options.delete_states.size(); ++s) {
+    if (options.delete_states[s]->empty()) continue;
     ARROW_ASSIGN_OR_RAISE(auto bits, AllLive(n));
-    ARROW_ASSIGN_OR_RAISE(int64_t cleared, states_[s]->MarkDeleted(*read, first, bits->mutable_data()));
+    ARROW_ASSIGN_OR_RAISE(int64_t cleared, options.delete_states[s]->MarkDeleted(*read, first, bits->mutable_data()));
     if (cleared > 0) live[s] = std::move(bits);
   }
-  if (options_.filter.op() != Operation::kTrue) {
-    ARROW_ASSIGN_OR_RAISE(auto selection, EvaluateRowFilter(options_.filter, *read));
+  if (options.filter.op() != Operation::kTrue) {
+    ARROW_ASSIGN_OR_RAISE(auto selection, EvaluateRowFilter(options.filter, *read));
     // The selection is never null (EvaluateRowFilter's contract), so its values are the bitmap.
     if (selection->true_count() != n) {
       const uint8_t* selected = selection->values()->data();
@@ -439,38 +472,38 @@ Result<std::optional<DataFileBatch>> DataFileReader::Process(const std::shared_p
   }
   // Project to the output columns (and _file/_pos).
   arrow::ArrayVector columns;
-  for (size_t i = 0; i < output_index_.size(); ++i) {
-    const auto& column = read->column(output_index_[i]);
-    const auto& type = output_schema_->field(static_cast<int>(i))->type();
+  for (size_t i = 0; i < output_index.size(); ++i) {
+    const auto& column = read->column(output_index[i]);
+    const auto& type = output_schema->field(static_cast<int>(i))->type();
     columns.push_back(column->type()->Equals(*type) ? column : arrow::MakeArray(RetypeArrayData(column->data(), type)));
   }
-  if (options_.with_file_and_pos) {
+  if (options.with_file_and_pos) {
     arrow::StringBuilder paths;
     ARROW_RETURN_NOT_OK(paths.Reserve(n));
-    ARROW_RETURN_NOT_OK(paths.ReserveData(n * static_cast<int64_t>(path_.size())));
+    ARROW_RETURN_NOT_OK(paths.ReserveData(n * static_cast<int64_t>(path.size())));
     arrow::Int64Builder positions;
     ARROW_RETURN_NOT_OK(positions.Reserve(n));
     for (int64_t i = 0; i < n; ++i) {
-      paths.UnsafeAppend(path_);
+      paths.UnsafeAppend(path);
       positions.UnsafeAppend(first + i);
     }
-    ARROW_ASSIGN_OR_RAISE(auto path_array, paths.Finish());
+    ARROW_ASSIGN_OR_RAISE(auto patharray, paths.Finish());
     ARROW_ASSIGN_OR_RAISE(auto pos_array, positions.Finish());
-    columns.push_back(path_array);
+    columns.push_back(patharray);
     columns.push_back(pos_array);
   }
-  if (options_.with_row_lineage) {
+  if (options.with_row_lineage) {
     std::optional<int64_t> first_id;
-    if (first_row_id_) first_id = *first_row_id_ + first;
-    ARROW_ASSIGN_OR_RAISE(auto ids, InheritLineage(read->column(row_id_index_), n, first_id, 1));
-    ARROW_ASSIGN_OR_RAISE(auto seqs, InheritLineage(read->column(last_updated_index_), n, data_sequence_number_, 0));
+    if (first_row_id) first_id = *first_row_id + first;
+    ARROW_ASSIGN_OR_RAISE(auto ids, InheritLineage(read->column(row_id_index), n, first_id, 1));
+    ARROW_ASSIGN_OR_RAISE(auto seqs, InheritLineage(read->column(last_updated_index), n, data_sequence_number, 0));
     columns.push_back(std::move(ids));
     columns.push_back(std::move(seqs));
   }
-  auto batch = arrow::RecordBatch::Make(output_schema_, n, std::move(columns));
+  auto batch = arrow::RecordBatch::Make(output_schema, n, std::move(columns));
   DataFileBatch out;
   out.first_row_position = first;
-  if (options_.deletes == DataFileReadOptions::Deletes::kMask) {
+  if (options.deletes == DataFileReadOptions::Deletes::kMask) {
     out.batch = std::move(batch);
     out.live = std::move(live);
     return out;
@@ -479,7 +512,7 @@ Result<std::optional<DataFileBatch>> DataFileReader::Process(const std::shared_p
     out.batch = std::move(batch);
     return out;
   }
-  ARROW_ASSIGN_OR_RAISE(out.batch, SelectRows(*batch, *live[0], options_.use_threads));
+  ARROW_ASSIGN_OR_RAISE(out.batch, SelectRows(*batch, *live[0], ColumnThreads(options.use_threads)));
   if (out.batch->num_rows() == 0) return std::nullopt;
   return out;
 }

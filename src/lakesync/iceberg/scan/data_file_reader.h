@@ -25,16 +25,13 @@
 #include <string>
 #include <vector>
 
+#include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/iceberg/model/name_mapping.h"
 #include "lakesync/iceberg/expr/expression.h"
 #include "lakesync/iceberg/model/table_metadata.h"
 #include "lakesync/iceberg/scan/delete_filter.h"
 #include "lakesync/iceberg/scan/file_scan_task.h"
 #include "lakesync/io/file_io.h"
-
-namespace lakesync::parquet_io {
-class ParquetDataReader;
-}
 
 namespace lakesync::iceberg {
 
@@ -97,6 +94,20 @@ struct DataFileBatch {
   std::vector<std::shared_ptr<arrow::Buffer>> live;
 };
 
+// How a reader's decoded batches get their deletes, filter and projection (immutable, shared).
+struct DataFileProcessing;
+
+// A batch decoded from a data file, its deletes, filter and projection not yet applied: Finish() may
+// run on any thread, also after the reader is gone, so a caller can finish one batch on the pool while
+// the reader decodes the next (DataFileReader::NextDecoded).
+struct DecodedDataFileBatch {
+  parquet_io::DecodedBatch decoded;
+  std::shared_ptr<const DataFileProcessing> processing;
+
+  // What Next() returns for this batch; nullopt when kApply dropped all its rows.
+  Result<std::optional<DataFileBatch>> Finish() const;
+};
+
 class DataFileReader {
  public:
   // Errors: Unsupported for a data file that is not Parquet; those of the delete loader and of
@@ -107,8 +118,8 @@ class DataFileReader {
   ~DataFileReader();
 
   // The schema of the batches (output columns, then _file and _pos when asked for).
-  const std::shared_ptr<arrow::Schema>& schema() const { return output_schema_; }
-  const std::string& path() const { return path_; }
+  const std::shared_ptr<arrow::Schema>& schema() const;
+  const std::string& path() const;
   // The row groups of the file (positions and byte ranges), for callers that read only some.
   const parquet_io::ParquetDataReader& file_reader() const { return *reader_; }
 
@@ -118,21 +129,16 @@ class DataFileReader {
   // The next batch, or nullopt at the end. With kApply, batches whose rows were all dropped are
   // skipped.
   Result<std::optional<DataFileBatch>> Next();
+  // Next() in two halves: the next batch decoded here (nullopt at the end; no batch is skipped),
+  // finished later by DecodedDataFileBatch::Finish().
+  Result<std::optional<DecodedDataFileBatch>> NextDecoded();
 
  private:
   DataFileReader() = default;
-  Result<std::optional<DataFileBatch>> Process(const std::shared_ptr<arrow::RecordBatch>& read, int64_t first);
 
   std::shared_ptr<const ScanContext> context_;
-  DataFileReadOptions options_;
-  std::string path_;
-  std::vector<std::shared_ptr<const DeleteFilter>> states_;
   std::unique_ptr<parquet_io::ParquetDataReader> reader_;
-  std::vector<int> output_index_;  // read-batch column of each output column
-  int row_id_index_ = -1, last_updated_index_ = -1;  // read-batch columns of the stored lineage
-  std::optional<int64_t> first_row_id_;               // the file's (inherited) first_row_id
-  std::optional<int64_t> data_sequence_number_;       // v3 only: what null sequence numbers inherit
-  std::shared_ptr<arrow::Schema> output_schema_;
+  std::shared_ptr<const DataFileProcessing> processing_;
 };
 
 // The rows of `batch` whose bit is set in `keep` (one bit per row, from bit 0): long runs of kept rows
