@@ -272,7 +272,7 @@ TaskUnits::Hooks TaskHooks(std::shared_ptr<const ReadShared> shared, const std::
 // (StartStreaming); either way emitted in task, row-group and batch order, so the output does not
 // depend on the thread count. A file's footer is read (and its partition values parsed) on the
 // consumer's thread when its turn comes; at most the executor's window of row groups, or
-// kBatchesAhead batches, is read ahead.
+// RowGroupUnits::kBatchesAhead batches, is read ahead.
 class TaskReader : public arrow::RecordBatchReader {
  public:
   static Result<std::shared_ptr<TaskReader>> Make(std::shared_ptr<const ReadShared> shared,
@@ -331,38 +331,24 @@ class TaskReader : public arrow::RecordBatchReader {
  private:
   TaskReader() = default;
 
-  // Unsplit reads: one file at a time, batch by batch. A batch is decoded on this thread (its columns
-  // in parallel on the pool) and converted and assembled on the pool while this thread decodes the
-  // next, so that work does not wait for the decoding or hold it up; batches come out in order. At
-  // most kBatchesAhead decoded batches wait for their turn.
+  // Unsplit reads: one file at a time, batch by batch (RowGroupUnits::StreamBatches): a batch is
+  // decoded on this thread and converted and assembled on the pool while the next one decodes.
   void StartStreaming() {
-    static constexpr int kBatchesAhead = 2;
-    streamed_ = std::make_unique<StreamedBatches>(
-        [this]() -> Result<std::optional<StreamedBatches::Unit>> {
-          while (true) {
-            if (!current_.reader) {
-              ARROW_ASSIGN_OR_RAISE(current_, units_->NextFile());
-              if (!current_.reader) return std::nullopt;
-            }
-            ARROW_ASSIGN_OR_RAISE(auto decoded, current_.reader->NextDecoded());
-            if (!decoded) {
-              current_ = {};
-              continue;
-            }
-            // The unit owns what it reads: the file's reader may be gone by the time it runs.
-            return std::optional<StreamedBatches::Unit>(
-                [shared = shared_, file = current_.file, d = std::move(*decoded)]() -> Result<std::shared_ptr<arrow::RecordBatch>> {
-                  ARROW_ASSIGN_OR_RAISE(auto converted, d.Convert());
-                  return Assemble(*shared, *file, converted);
-                });
-          }
-        },
-        kBatchesAhead);
+    streamed_ = units_->StreamBatches<std::shared_ptr<arrow::RecordBatch>>(
+        [shared = shared_](const std::shared_ptr<const PlannedTask>& file, parquet_io::ParquetDataReader& reader)
+            -> Result<std::optional<StreamedBatches::Unit>> {
+          ARROW_ASSIGN_OR_RAISE(auto decoded, reader.NextDecoded());
+          if (!decoded) return std::nullopt;
+          return std::optional<StreamedBatches::Unit>(
+              [shared, file, d = std::move(*decoded)]() -> Result<std::shared_ptr<arrow::RecordBatch>> {
+                ARROW_ASSIGN_OR_RAISE(auto converted, d.Convert());
+                return Assemble(*shared, *file, converted);
+              });
+        });
   }
 
   std::shared_ptr<const ReadShared> shared_;
   std::vector<ReadTask> tasks_;  // not resized after Make: units point into it
-  TaskUnits::OpenedFile current_;  // unsplit reads: the file being decoded
   UnitBatches batches_;
   size_t next_batch_ = 0;
   int64_t emitted_ = 0;

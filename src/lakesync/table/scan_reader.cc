@@ -50,38 +50,25 @@ class ScanReader : public arrow::RecordBatchReader {
     return Status::OK();
   }
 
-  // Serial reads: one file at a time, batch by batch. A batch is decoded on this thread (its columns
-  // in parallel on the pool) and finished (deletes, filter, projection) on the pool while this thread
-  // decodes the next, in order; at most kBatchesAhead decoded batches wait for their turn (memory: a
-  // few batches, as before parallel reads).
+  // Serial reads: one file at a time, batch by batch (RowGroupUnits::StreamBatches): a batch is
+  // decoded on this thread and finished (deletes, filter, projection) on the pool while the next one
+  // decodes (memory: a few batches, as before parallel reads).
   void StartStreaming() {
-    static constexpr int kBatchesAhead = 2;
-    streamed_ = std::make_unique<StreamedBatches>(
-        [this]() -> Result<std::optional<StreamedBatches::Unit>> {
-          while (true) {
-            if (!reader_) {
-              auto next = units_->NextReader();
-              if (!next.ok()) return WithContext(next.status(), "reading " + table_->name());
-              if (!*next) return std::nullopt;
-              reader_ = std::move(*next);
-            }
-            const std::string where = "reading data file " + reader_->path() + " of " + table_->name();
-            auto decoded = reader_->NextDecoded();
-            if (!decoded.ok()) return WithContext(decoded.status(), where);
-            if (!*decoded) {
-              reader_.reset();
-              continue;
-            }
-            // The unit owns what it reads: the file's reader may be gone by the time it runs.
-            return std::optional<StreamedBatches::Unit>(
-                [where, d = std::move(**decoded)]() -> Result<std::shared_ptr<arrow::RecordBatch>> {
-                  auto finished = d.Finish();
-                  if (!finished.ok()) return WithContext(finished.status(), where);
-                  return *finished ? (*finished)->batch : nullptr;
-                });
-          }
+    streamed_ = units_->StreamBatches<std::shared_ptr<arrow::RecordBatch>>(
+        [table = table_->name()](const std::shared_ptr<const iceberg::TaskFile>&, iceberg::DataFileReader& reader)
+            -> Result<std::optional<StreamedBatches::Unit>> {
+          std::string where = "reading data file " + reader.path() + " of " + table;
+          auto decoded = reader.NextDecoded();
+          if (!decoded.ok()) return WithContext(decoded.status(), where);
+          if (!*decoded) return std::nullopt;
+          return std::optional<StreamedBatches::Unit>(
+              [where = std::move(where), d = std::move(**decoded)]() -> Result<std::shared_ptr<arrow::RecordBatch>> {
+                auto finished = d.Finish();
+                if (!finished.ok()) return WithContext(finished.status(), where);
+                return *finished ? (*finished)->batch : nullptr;
+              });
         },
-        kBatchesAhead);
+        "reading " + table_->name());
   }
 
   void Emit(std::shared_ptr<arrow::RecordBatch> batch, std::shared_ptr<arrow::RecordBatch>* out) {
@@ -96,7 +83,6 @@ class ScanReader : public arrow::RecordBatchReader {
   std::shared_ptr<arrow::Schema> output_schema_;
   UnitBatches batches_;  // parallel: the current unit's batches
   size_t next_batch_ = 0;
-  std::unique_ptr<iceberg::DataFileReader> reader_;  // serial: the file being decoded
   int64_t remaining_ = -1;  // -1: no limit
   // Destroyed first (waiting for the batches in flight), before the units and the file they read.
   std::unique_ptr<StreamedBatches> streamed_;

@@ -10,6 +10,8 @@
 #include <parquet/metadata.h>
 
 #include <atomic>
+#include <fstream>
+#include <map>
 #include <numeric>
 
 #include "parquet_test_util.h"
@@ -139,6 +141,71 @@ TEST_F(RowGroupUnitsTest, ResultsComeInFileAndRowGroupOrderForEveryThreadCount) 
     EXPECT_FALSE(whole.NextFile()->reader);
     EXPECT_EQ(streamed, expected);
   }
+}
+
+// StreamBatches: file after file, a "batch" (here a row group) decoded on this thread and finished on
+// the pool after its reader has moved on; results in order whatever the thread count; a file that
+// cannot be planned fails in its place, with the caller's context, after the batches before it.
+TEST_F(RowGroupUnitsTest, StreamedBatchesFinishOnThePoolInOrder) {
+  const std::vector<std::string> paths = {WriteFile(dir_, "a.parquet", 0, 5 * kGroupRows),
+                                          WriteFile(dir_, "b.parquet", 5 * kGroupRows, kGroupRows),
+                                          WriteFile(dir_, "c.parquet", 6 * kGroupRows, 4 * kGroupRows)};
+  using Unit = Units::BatchUnit<Values>;
+  auto stream_of = [](Units& units, std::map<std::string, int>& next_group) {
+    return units.StreamBatches<Values>(
+        [&next_group](const std::shared_ptr<const TestFile>& file,
+                      parquet::arrow::FileReader& reader) -> Result<std::optional<Unit>> {
+          int& group = next_group[file->path];
+          if (group >= reader.num_row_groups()) return std::nullopt;
+          ARROW_ASSIGN_OR_RAISE(auto decoded, ReadValues(reader, group++));
+          // Finishing: values doubled, from the decoded batch the unit owns.
+          return std::optional<Unit>([decoded = std::move(decoded)]() -> Result<Values> {
+            Values out;
+            for (int64_t v : decoded) out.push_back(2 * v);
+            return out;
+          });
+        },
+        "streaming the test files");
+  };
+  Values expected(10 * kGroupRows);
+  for (size_t i = 0; i < expected.size(); ++i) expected[i] = 2 * static_cast<int64_t>(i);
+  for (int threads : {1, 2, 4}) {
+    ASSERT_TRUE(ConfigureThreads(threads).ok());
+    Units units(paths.size(), MakeHooks(paths));
+    units.Start(/*split=*/false, /*column_threads=*/true);
+    std::map<std::string, int> next_group;
+    auto stream = stream_of(units, next_group);
+    Values all;
+    size_t batches = 0;
+    while (true) {
+      auto next = stream->Next();
+      ASSERT_TRUE(next.ok()) << next.status().ToString();
+      if (!*next) break;
+      all.insert(all.end(), (*next)->begin(), (*next)->end());
+      ++batches;
+    }
+    EXPECT_EQ(batches, 10u) << threads;
+    EXPECT_EQ(all, expected) << threads << " threads";
+  }
+
+  // A second file that is not Parquet: the first file's batches, then the error (as the plan hook
+  // reports it; the readers' hooks name the file), with the caller's context.
+  ASSERT_TRUE(ConfigureThreads(2).ok());
+  const std::string garbage = dir_.File("garbage.parquet");
+  std::ofstream(garbage) << "not a parquet file, but long enough to have a footer to read";
+  const std::vector<std::string> broken = {paths[0], garbage, paths[2]};
+  Units units(broken.size(), MakeHooks(broken));
+  units.Start(/*split=*/false, /*column_threads=*/true);
+  std::map<std::string, int> next_group;
+  auto stream = stream_of(units, next_group);
+  for (int i = 0; i < 5; ++i) {
+    auto next = stream->Next();
+    ASSERT_TRUE(next.ok() && *next) << i << ": " << next.status().ToString();
+  }
+  auto failed = stream->Next();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("streaming the test files"), std::string::npos) << failed.status().ToString();
+  EXPECT_NE(failed.status().message().find("magic bytes"), std::string::npos) << failed.status().ToString();
 }
 
 TEST_F(RowGroupUnitsTest, ReadAheadDependsOnTheFileAndBoundsTheUnitsInFlight) {

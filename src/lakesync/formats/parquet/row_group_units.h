@@ -12,6 +12,8 @@
 // - the order: files are planned one at a time on the consumer's thread when their turn comes (a
 //   missing or damaged file fails in its place), units run on the pool with at most `window` in
 //   flight, and results come back in the order the units were made (OrderedStream);
+// - for unsplit reads, the stream of batches decoded on the consumer's thread and finished on the
+//   pool, in order (StreamBatches);
 // - the read-ahead bound for a memory budget (ReadAheadWindow), which depends on the file only;
 // - errors: a row-group unit's error names the row group and the file.
 #pragma once
@@ -113,6 +115,40 @@ class RowGroupUnits {
     if (!unit) return OpenedFile{};
     ARROW_ASSIGN_OR_RAISE(auto reader, Open(*unit));
     return OpenedFile{std::move(unit->file), std::move(reader)};
+  }
+
+  // Unsplit reads, streamed: the batches of file after file (NextFile). `decode` reads a file's next
+  // batch on the consumer's thread (its columns decoded in parallel where ColumnThreads allows) and
+  // returns the unit that finishes it (nullopt at the file's end); the units run on the pool while
+  // the next batch decodes, so the finishing work neither waits for the decoding nor holds it up, and
+  // their results come back in order (OrderedStream), at most kBatchesAhead decoded batches waiting.
+  // A unit must own what it uses: its file's reader may be gone when it runs. Errors of planning or
+  // opening a file get `file_context` (when not empty). The stream must not outlive these units.
+  static constexpr int kBatchesAhead = 2;
+  template <typename B>
+  using BatchUnit = typename OrderedStream<B>::Unit;
+  template <typename B>
+  using DecodeBatch =
+      std::function<Result<std::optional<BatchUnit<B>>>(const std::shared_ptr<const File>& file, Reader& reader)>;
+  template <typename B>
+  std::unique_ptr<OrderedStream<B>> StreamBatches(DecodeBatch<B> decode, std::string file_context = {}) {
+    auto current = std::make_shared<OpenedFile>();
+    return std::make_unique<OrderedStream<B>>(
+        [this, current, decode = std::move(decode),
+         file_context = std::move(file_context)]() -> Result<std::optional<BatchUnit<B>>> {
+          while (true) {
+            if (!current->reader) {
+              auto next = NextFile();
+              if (!next.ok()) return file_context.empty() ? next.status() : WithContext(next.status(), file_context);
+              if (!next->reader) return std::nullopt;
+              *current = std::move(*next);
+            }
+            ARROW_ASSIGN_OR_RAISE(auto unit, decode(current->file, *current->reader));
+            if (unit) return unit;
+            *current = {};
+          }
+        },
+        kBatchesAhead);
   }
 
  private:

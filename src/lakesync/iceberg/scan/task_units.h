@@ -85,12 +85,14 @@ class TaskUnitStream {
   Result<std::optional<T>> Next() { return units_->Next(); }
 
   // Whether the units run one at a time, on the caller's thread, one unit per file. A caller that
-  // streams (a scan) then reads each file's batches as they come with NextReader() instead of Next().
+  // streams (a scan) then reads each file's batches as they come with StreamBatches() instead of Next().
   bool serial() const { return !units_->split(); }
-  // The next file's reader (serial streams only), null after the last.
-  Result<std::unique_ptr<DataFileReader>> NextReader() {
-    ARROW_ASSIGN_OR_RAISE(auto next, units_->NextFile());
-    return std::move(next.reader);
+  // Serial streams only: the files' batches, decoded on the caller's thread and finished on the pool
+  // (parquet_io::RowGroupUnits::StreamBatches). The stream must not outlive this object.
+  template <typename B>
+  std::unique_ptr<OrderedStream<B>> StreamBatches(typename Units::template DecodeBatch<B> decode,
+                                                  std::string file_context = {}) {
+    return units_->template StreamBatches<B>(std::move(decode), std::move(file_context));
   }
 
  private:
