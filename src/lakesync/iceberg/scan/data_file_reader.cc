@@ -407,8 +407,7 @@ Result<std::unique_ptr<DataFileReader>> DataFileReader::Open(std::shared_ptr<con
                          "opening data file {}", file.file_path);
   ARROW_ASSIGN_OR_RAISE(r->reader_, parquet_io::ParquetDataReader::Open(std::move(input), file.file_path,
                                                                         read_schema, std::move(read_options)));
-  p->context = context;
-  r->context_ = std::move(context);
+  p->context = std::move(context);
   // A unit of work on the pool copies columns on its own thread (see ParquetDataReader::Open).
   options.use_threads = ColumnThreads(options.use_threads);
   p->options = std::move(options);
@@ -487,9 +486,9 @@ Result<std::optional<DataFileBatch>> DataFileProcessing::Process(const std::shar
       paths.UnsafeAppend(path);
       positions.UnsafeAppend(first + i);
     }
-    ARROW_ASSIGN_OR_RAISE(auto patharray, paths.Finish());
+    ARROW_ASSIGN_OR_RAISE(auto path_array, paths.Finish());
     ARROW_ASSIGN_OR_RAISE(auto pos_array, positions.Finish());
-    columns.push_back(patharray);
+    columns.push_back(path_array);
     columns.push_back(pos_array);
   }
   if (options.with_row_lineage) {

@@ -136,7 +136,6 @@ class DataFileReader {
  private:
   DataFileReader() = default;
 
-  std::shared_ptr<const ScanContext> context_;
   std::unique_ptr<parquet_io::ParquetDataReader> reader_;
   std::shared_ptr<const DataFileProcessing> processing_;
 };
