@@ -73,6 +73,18 @@ def change_batches(seed: int = 15) -> list[pa.Table]:
     return batches
 
 
+def live_keys() -> set[int]:
+    """The keys left after change_batches() in order: what a scan of the applied table must hold."""
+    live: set[int] = set()
+    for batch in change_batches():
+        for key, kind in zip(batch["id"].to_pylist(), batch["_change_type"].to_pylist()):
+            if kind == "delete":
+                live.discard(key)
+            else:
+                live.add(key)
+    return live
+
+
 def apply_all(cli: O.Cli, threads: int, tmp: Path, table: str, *extra: str) -> None:
     for i, batch in enumerate(change_batches()):
         path = tmp / f"changes-{i}.parquet"
@@ -147,14 +159,7 @@ def test_apply_writes_the_same_files_with_1_2_and_4_threads(tmp_path, layout):
             # What the scan read is the table pyiceberg reads (equality deletes: pyiceberg refuses them,
             # so the expected live keys are derived from the generated changes instead).
             got = pq.read_table(work / "scan-1.parquet")
-            live = {}
-            for batch in change_batches():
-                for key, kind in zip(batch["id"].to_pylist(), batch["_change_type"].to_pylist()):
-                    if kind == "delete":
-                        live.pop(key, None)
-                    else:
-                        live[key] = True
-            assert sorted(got["id"].to_pylist()) == sorted(live)
+            assert sorted(got["id"].to_pylist()) == sorted(live_keys())
             if layout != "v2-equality":
                 expected = O.sql_catalog(cli).load_table("lake.t").scan().to_arrow()
                 assert got.sort_by("id").equals(expected.select(got.column_names).sort_by("id"))
@@ -192,11 +197,7 @@ def test_wide_scan_is_the_same_with_1_2_and_4_threads(tmp_path, layout):
     assert len(set(scans.values())) == 1, "scan output differs between thread counts"
     got = pq.read_table(tmp_path / "scan-1.parquet")
     assert got.num_columns == 11
-    live = set()
-    for batch in change_batches():
-        for key, kind in zip(batch["id"].to_pylist(), batch["_change_type"].to_pylist()):
-            (live.discard if kind == "delete" else live.add)(key)
-    assert sorted(got["id"].to_pylist()) == sorted(live)
+    assert sorted(got["id"].to_pylist()) == sorted(live_keys())
     if layout == "v3-dv":
         expected = O.sql_catalog(cli).load_table("lake.w").scan().to_arrow()
         assert got.sort_by("id").equals(expected.select(got.column_names).sort_by("id"))
