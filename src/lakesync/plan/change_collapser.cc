@@ -2,7 +2,6 @@
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
-#include <arrow/compute/initialize.h>
 #include <arrow/util/byte_size.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "lakesync/common/arrow_compute.h"
 #include "lakesync/common/executor.h"
 #include "lakesync/plan/change_batch_preparer_internal.h"
 #include "lakesync/plan/collapse_kernel_internal.h"
@@ -29,12 +29,6 @@ constexpr int kMaxDepth = 6;
 // Key shards aim at this much buffered change data each (or a quarter of the memory limit if less),
 // so that a large apply has work for several threads and a small one stays one shard (one data file).
 constexpr int64_t kShardTargetBytes = 32LL << 20;
-
-Status EnsureComputeKernels() {
-  // Arrow's compute kernels live in their own library and must be registered once per process.
-  static const Status kRegistered = arrow::compute::Initialize();
-  return kRegistered;
-}
 
 }  // namespace
 
@@ -487,7 +481,7 @@ ChangeCollapser::~ChangeCollapser() = default;
 
 Result<std::unique_ptr<ChangeCollapser>> ChangeCollapser::Make(std::shared_ptr<arrow::Schema> input_schema,
                                                                CollapseOptions options) {
-  ARROW_RETURN_NOT_OK(EnsureComputeKernels());
+  ARROW_RETURN_NOT_OK(EnsureArrowCompute());
   if (options.source_name.empty()) options.source_name = "changes";
   if (options.memory_limit_bytes < 1) {
     return InvalidArgument("memory limit for collapsing {} must be positive, got {}", options.source_name,

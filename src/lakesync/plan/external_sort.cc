@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "lakesync/common/arrow_compute.h"
 #include "lakesync/plan/spill_store_internal.h"
 
 namespace lakesync::plan {
@@ -14,12 +15,6 @@ namespace {
 
 namespace cp = arrow::compute;
 using Emit = std::function<Status(const std::shared_ptr<arrow::RecordBatch>&)>;
-
-Status RegisterCompute() {
-  // Arrow 21+ ships sort_indices in libarrow_compute, registered on first use.
-  static const Status kRegistered = cp::Initialize();
-  return kRegistered;
-}
 
 Result<std::shared_ptr<arrow::RecordBatch>> Concatenate(const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches,
                                                         const std::shared_ptr<arrow::Schema>& schema) {
@@ -67,7 +62,7 @@ Result<std::unique_ptr<ExternalSorter>> ExternalSorter::Make(std::shared_ptr<arr
   }
   if (options.memory_limit_bytes < 1) return InvalidArgument("the sort memory limit must be positive");
   if (options.output_batch_rows < 1) return InvalidArgument("output_batch_rows must be positive");
-  ARROW_RETURN_NOT_OK(RegisterCompute());
+  ARROW_RETURN_NOT_OK(EnsureArrowCompute());
   return std::unique_ptr<ExternalSorter>(new ExternalSorter(std::move(schema), std::move(options)));
 }
 

@@ -1,12 +1,12 @@
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 
+#include "lakesync/common/arrow_compute.h"
 #include "lakesync/common/column_threads.h"
 #include "lakesync/formats/parquet/parquet_properties.h"
 
 #include <arrow/array.h>
 #include <arrow/array/util.h>
 #include <arrow/compute/cast.h>
-#include <arrow/compute/initialize.h>
 #include <arrow/extension_type.h>
 #include <arrow/memory_pool.h>
 #include <arrow/record_batch.h>
@@ -374,10 +374,9 @@ Result<std::unique_ptr<ParquetDataReader>> ParquetDataReader::Open(std::shared_p
                                                                    std::string location,
                                                                    iceberg::SchemaPtr read_schema,
                                                                    ParquetReadOptions options) {
-  // Arrow's compute functions (the casts of ConvertNode, the Take/Filter of the readers above) are
-  // registered by Initialize; batches may convert on pool threads before anything else asked for it.
-  static const Status kComputeRegistered = arrow::compute::Initialize();
-  ARROW_RETURN_NOT_OK(kComputeRegistered);
+  // The casts of ConvertNode (and the Take/Filter of the readers above) need Arrow's compute functions;
+  // batches may convert on pool threads, so they are registered before the first one.
+  ARROW_RETURN_NOT_OK(EnsureArrowCompute());
   if (!file) return InvalidArgument("no input file given for {}", location);
   if (!read_schema) return InvalidArgument("no read schema given for {}", location);
   if (options.batch_size <= 0) return InvalidArgument("batch size must be positive, got {}", options.batch_size);

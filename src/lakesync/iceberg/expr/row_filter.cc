@@ -2,21 +2,15 @@
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
-#include <arrow/compute/initialize.h>
 #include <arrow/extension_type.h>
 
+#include "lakesync/common/arrow_compute.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
 
 namespace lakesync::iceberg {
 namespace {
 
 namespace cp = arrow::compute;
-
-Status EnsureComputeKernels() {
-  // Arrow's compute kernels live in their own library and must be registered once per process.
-  static const Status kRegistered = cp::Initialize();
-  return kRegistered;
-}
 
 // Position of the child matching (id, name): by field id where this level carries ids, else by name.
 int FindChild(const arrow::FieldVector& fields, int32_t id, const std::string& name) {
@@ -247,7 +241,7 @@ Result<std::shared_ptr<arrow::Scalar>> LiteralToArrowScalar(const Literal& liter
 
 Result<std::shared_ptr<arrow::BooleanArray>> EvaluateRowFilter(const BoundExpr& filter,
                                                                const arrow::RecordBatch& batch) {
-  ARROW_RETURN_NOT_OK(EnsureComputeKernels());
+  ARROW_RETURN_NOT_OK(EnsureArrowCompute());
   ARROW_ASSIGN_OR_RAISE(auto result, BatchEvaluator(batch).Eval(filter));
   if (result->null_count() > 0) {
     ARROW_ASSIGN_OR_RAISE(arrow::Datum filled,
