@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <arrow/json/from_string.h>
 #include <parquet/arrow/writer.h>
+#include <parquet/file_reader.h>
+#include <arrow/compute/api.h>
 
 #include <fstream>
 #include <thread>
@@ -10,6 +12,7 @@
 #include "lakesync/formats/parquet/arrow_literal.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/formats/parquet/parquet_file_writer.h"
+#include "lakesync/formats/parquet/parquet_properties.h"
 #include "lakesync/formats/parquet/schema_projection.h"
 #include "parquet_test_util.h"
 
@@ -229,6 +232,74 @@ TEST(ParquetReader, FilesWithoutFieldIdsUseTheNameMappingOrColumnNames) {
   ASSERT_TRUE(t2);
   ExpectColumn(t2, "record_id", "[10, 20]");
   ExpectColumn(t2, "payload", R"([{"y": "p"}, {"y": null}])");
+}
+
+// Dictionary-encoded strings with few distinct values are decoded as Arrow dictionaries and cast back
+// (SmallDictionaryColumns); what the reader returns must be the same values and plain types, whether
+// a column qualifies or not, across row groups and for a subset of them.
+TEST(ParquetReader, SmallDictionaryColumnsReadAsPlainValues) {
+  TempDir dir;
+  const std::string path = dir.File("dictionaries.parquet");
+  const int64_t rows = 6000;
+  arrow::StringBuilder few, unique, medium, view_values;
+  arrow::BinaryBuilder few_binary;
+  const char* words[] = {"alpha", "update_postimage", "x"};
+  for (int64_t i = 0; i < rows; ++i) {
+    if (i % 7 == 3) {
+      ASSERT_TRUE(few.AppendNull().ok());
+    } else {
+      ASSERT_TRUE(few.Append(words[i % 3]).ok());
+    }
+    ASSERT_TRUE(unique.Append("unique-value-" + std::to_string(i)).ok());
+    ASSERT_TRUE(few_binary.Append(std::string(1, static_cast<char>(i % 2))).ok());
+    ASSERT_TRUE(view_values.Append(words[(i / 5) % 3]).ok());
+    ASSERT_TRUE(medium.Append("medium-sized-value-" + std::to_string(i % 300)).ok());
+  }
+  auto few_array = few.Finish().ValueOrDie();
+  auto unique_array = unique.Finish().ValueOrDie();
+  auto binary_array = few_binary.Finish().ValueOrDie();
+  auto view_strings = view_values.Finish().ValueOrDie();
+  auto medium_array = medium.Finish().ValueOrDie();
+  // deltalake stores its strings as string_view (and says so in the stored Arrow schema).
+  auto view_array = arrow::compute::Cast(*view_strings, arrow::utf8_view()).ValueOrDie();
+  auto table = arrow::Table::Make(
+      arrow::schema({arrow::field("few", arrow::utf8()), arrow::field("unique", arrow::utf8()),
+                     arrow::field("few_binary", arrow::binary()), arrow::field("view", arrow::utf8_view()),
+                     arrow::field("medium", arrow::utf8())}),
+      {few_array, unique_array, binary_array, view_array, medium_array});
+  // Two row groups of 3,000 rows; the unique column's dictionary outgrows 16 kB and falls back to
+  // plain pages; the medium column stays dictionary-encoded but its ~7 kB of dictionary is more than
+  // half a byte per row; the others have a few bytes of dictionary.
+  auto props = parquet::WriterProperties::Builder().dictionary_pagesize_limit(16 << 10)->build();
+  auto arrow_props = parquet::ArrowWriterProperties::Builder().store_schema()->build();
+  ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), OpenOut(path), 3000, props, arrow_props)
+                  .ok());
+
+  auto metadata = parquet::ReadMetaData(OpenIn(path));
+  ASSERT_EQ(metadata->num_row_groups(), 2);
+  EXPECT_EQ(SmallDictionaryColumns(*metadata, {0, 1}), (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(SmallDictionaryColumns(*metadata, {1}), (std::vector<int>{0, 2, 3}));
+  EXPECT_TRUE(SmallDictionaryColumns(*metadata, {}).empty());
+
+  auto schema = MakeSchema({Field(1, "few", Type::String()), Field(2, "unique", Type::String()),
+                            Field(3, "few_binary", Type::Binary()), Field(4, "view", Type::String()),
+                            Field(5, "medium", Type::String())});
+  auto expect_rows = [&](const std::shared_ptr<arrow::Table>& t, int64_t offset, int64_t length) {
+    ASSERT_TRUE(t);
+    ASSERT_EQ(t->num_rows(), length);
+    const std::shared_ptr<arrow::Array> want[] = {few_array, unique_array, binary_array, view_strings, medium_array};
+    for (int c = 0; c < 5; ++c) {
+      auto got = arrow::Concatenate(t->column(c)->chunks()).ValueOrDie();
+      EXPECT_TRUE(got->type()->Equals(*want[c]->type())) << c << ": " << got->type()->ToString();
+      EXPECT_TRUE(got->Equals(*want[c]->Slice(offset, length))) << "column " << c;
+    }
+  };
+  ParquetReadOptions small_batches;
+  small_batches.batch_size = 1000;
+  expect_rows(ReadAll(path, schema, small_batches), 0, rows);
+  ParquetReadOptions second_group = small_batches;
+  second_group.row_groups = std::vector<int>{1};
+  expect_rows(ReadAll(path, schema, second_group), 3000, 3000);
 }
 
 TEST(ParquetReader, ConvertsTimestampUnitsAndInt96) {

@@ -83,6 +83,10 @@ bool Readable(const arrow::DataType& file_in, const iceberg::Type& target, bool 
   using A = arrow::Type;
   const A::type f = file.id();
   if (f == A::NA) return true;  // an all-null column reads as nulls of any type
+  // Small-dictionary columns are read as dictionaries (SmallDictionaryColumns) and cast to their values.
+  if (f == A::DICTIONARY) {
+    return Readable(*static_cast<const arrow::DictionaryType&>(file).value_type(), target, v3_promotions);
+  }
   switch (target.id()) {
     case TypeId::kBoolean: return f == A::BOOL;
     case TypeId::kInt: return f == A::INT32 || f == A::INT16 || f == A::INT8 || f == A::UINT8 || f == A::UINT16;
@@ -400,6 +404,17 @@ Result<std::unique_ptr<ParquetDataReader>> ParquetDataReader::Open(std::shared_p
   std::shared_ptr<arrow::Schema> file_schema;
   try {
     auto pq = parquet::ParquetFileReader::Open(r->file_, ParquetReaderProperties(pool));
+    // Small-dictionary string columns decode as Arrow dictionaries; ConvertNode casts them back.
+    const parquet::FileMetaData& footer = *pq->metadata();
+    std::vector<int> read_groups;
+    if (r->options_.row_groups) {
+      for (int rg : *r->options_.row_groups) {
+        if (rg >= 0 && rg < footer.num_row_groups()) read_groups.push_back(rg);  // others fail below
+      }
+    } else {
+      for (int rg = 0; rg < footer.num_row_groups(); ++rg) read_groups.push_back(rg);
+    }
+    for (int column : SmallDictionaryColumns(footer, read_groups)) arrow_props.set_read_dictionary(column, true);
     ARROW_ASSIGN_OR_RAISE(r->reader_, parquet::arrow::FileReader::Make(pool, std::move(pq), arrow_props));
     Status st = r->reader_->GetSchema(&file_schema);
     if (!st.ok()) return Corrupt("reading the schema of Parquet file {}: {}", r->location_, st.message());

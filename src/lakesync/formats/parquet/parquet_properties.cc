@@ -7,6 +7,8 @@
 #include <arrow/record_batch.h>
 #include <arrow/util/compression.h>
 #include <parquet/bloom_filter.h>
+#include <parquet/metadata.h>
+#include <parquet/schema.h>
 #include <parquet/properties.h>
 
 #include <algorithm>
@@ -264,6 +266,57 @@ parquet::ReaderProperties ParquetReaderProperties(arrow::MemoryPool* pool) {
   parquet::ReaderProperties props(pool ? pool : arrow::default_memory_pool());
   props.set_page_checksum_verification(true);
   return props;
+}
+
+namespace {
+
+bool OnlyDictionaryDataPages(const parquet::ColumnChunkMetaData& chunk) {
+  const auto& stats = chunk.encoding_stats();
+  if (stats.empty()) return false;  // not recorded: the pages could be anything
+  for (const parquet::PageEncodingStats& page : stats) {
+    if (page.page_type != parquet::PageType::DATA_PAGE && page.page_type != parquet::PageType::DATA_PAGE_V2) continue;
+    if (page.encoding != parquet::Encoding::RLE_DICTIONARY && page.encoding != parquet::Encoding::PLAIN_DICTIONARY &&
+        page.count > 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool SmallDictionaryChunk(const parquet::ColumnChunkMetaData& chunk, int64_t rows) {
+  if (!chunk.has_dictionary_page()) return false;
+  const int64_t dictionary_offset = chunk.dictionary_page_offset();
+  const int64_t data_offset = chunk.data_page_offset();
+  // The dictionary page precedes the data pages; a writer that recorded no usable offset says nothing.
+  if (dictionary_offset <= 0 || data_offset <= dictionary_offset) return false;
+  const int64_t dictionary_bytes = data_offset - dictionary_offset;
+  return dictionary_bytes <= rows / kDictionaryReadRowsPerByte && OnlyDictionaryDataPages(chunk);
+}
+
+}  // namespace
+
+std::vector<int> SmallDictionaryColumns(const parquet::FileMetaData& metadata, const std::vector<int>& row_groups) {
+  std::vector<int> out;
+  if (row_groups.empty()) return out;
+  const parquet::SchemaDescriptor& schema = *metadata.schema();
+  for (int column = 0; column < schema.num_columns(); ++column) {
+    const parquet::ColumnDescriptor& leaf = *schema.Column(column);
+    // Top-level columns only: their Arrow reader is the plain leaf reader.
+    if (leaf.physical_type() != parquet::Type::BYTE_ARRAY || leaf.max_repetition_level() != 0 ||
+        leaf.path()->ToDotVector().size() != 1) {
+      continue;
+    }
+    bool small = true;
+    for (int rg : row_groups) {
+      auto group = metadata.RowGroup(rg);
+      if (!SmallDictionaryChunk(*group->ColumnChunk(column), group->num_rows())) {
+        small = false;
+        break;
+      }
+    }
+    if (small) out.push_back(column);
+  }
+  return out;
 }
 
 bool IsPageChecksumFailure(std::string_view message) {

@@ -88,6 +88,24 @@ std::vector<std::string> ColumnsWithoutDictionaryGain(const arrow::RecordBatch& 
 // without a checksum (most writers leave them out) are read as before.
 parquet::ReaderProperties ParquetReaderProperties(arrow::MemoryPool* pool);
 
+// Arrow decodes a dictionary-encoded string or binary column chunk faster as an Arrow dictionary
+// (the dictionary page once, then indices) than value by value, and the cast to plain strings after
+// is one gather: about half the CPU for a few distinct values per row group. But it inserts every
+// dictionary entry into a hash table, so a dictionary nearly as large as its row group costs more
+// than it saves; measured with pyarrow 26 on one snappy column (docs/benchmarks.md, "Stop 35"), the
+// two meet near 2 bytes of dictionary page per row. This many rows per dictionary byte at least
+// choose the dictionary read.
+inline constexpr int64_t kDictionaryReadRowsPerByte = 2;
+
+// The leaf columns of a file to read as Arrow dictionaries (parquet::ArrowReaderProperties::
+// set_read_dictionary): top-level BYTE_ARRAY columns (strings, binaries; not nested) whose chunk in
+// every row group of `row_groups` has a dictionary page of at most rows / kDictionaryReadRowsPerByte
+// bytes and, by the page encoding stats, only dictionary-encoded data pages. A chunk whose writer
+// fell back to plain pages, or left the encoding stats out, stays a plain read: Arrow would hash
+// every plain value into the dictionary. The reader casts such columns back to their plain type, so
+// what it returns does not change.
+std::vector<int> SmallDictionaryColumns(const parquet::FileMetaData& metadata, const std::vector<int>& row_groups);
+
 // Whether a Parquet error message is a failed page checksum (Arrow raises it as a plain
 // ParquetException, which callers otherwise cannot tell from an I/O failure).
 bool IsPageChecksumFailure(std::string_view message);
