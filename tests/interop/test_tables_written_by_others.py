@@ -10,6 +10,8 @@ uses, so `lakesync scan --table ns.t` finds their tables):
   CREATE TABLE / INSERT / DELETE / UPDATE, which DuckDB writes merge-on-read, as v2 position
   deletes, and, on a v3 table that `lakesync table create --format-version 3` made, as deletion
   vectors. The oracle is DuckDB's own read of the table, at every snapshot.
+- pandas: a file with Categorical columns (stored as Arrow dictionaries) registered with pyiceberg's
+  add_files (oracle: pyiceberg's scan), and used as lakesync's own input and change file.
 
 Filters, --select and --limit are held against the same oracles with the equivalent predicate.
 """
@@ -379,3 +381,60 @@ def test_duckdb_written_table(tmp_path, version):
         part = lakesync_rows(cli, name, columns, "--limit", limit)
         assert len(part) == limit
         assert_subset(part, want, f"--limit {limit}")
+
+
+# ---------------------------------------------------------------------------------------------
+# pandas categoricals: files whose stored Arrow schema says dictionary
+
+
+def test_pandas_categorical_files(tmp_path):
+    """pandas writes a Categorical as an Arrow dictionary (and stores that type in the file's schema,
+    which Arrow restores on read). Iceberg has no dictionary type: the column is a string. Registered
+    with pyiceberg's add_files, read back by lakesync against pyiceberg's own scan; used as lakesync's
+    input, the schema it derives, the rows it appends and a change file whose values and change kinds
+    are categoricals, against rows computed here from the frames."""
+    import pandas as pd
+
+    cli = O.Cli(tmp_path)
+    catalog = O.sql_catalog(cli)
+    catalog.create_namespace("cats")
+    regions = ["eu-west", "us-east", "ap-south", None]
+    frame = pd.DataFrame({
+        "id": list(range(4000)),
+        "region": pd.Categorical([regions[i % 4] for i in range(4000)]),
+        "tier": pd.Categorical([["gold", "silver"][i % 2] for i in range(4000)]),
+    })
+    data = tmp_path / "categorical.parquet"
+    frame.to_parquet(data, index=False, row_group_size=1500)
+
+    # Hive-style registration of the file as it is.
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType
+    table = catalog.create_table("cats.added", Schema(NestedField(1, "id", LongType()),
+                                                      NestedField(2, "region", StringType()),
+                                                      NestedField(3, "tier", StringType())))
+    table.add_files([str(data)])
+    assert compare_with_pyiceberg(cli, table, "cats.added") == 4000
+
+    # lakesync's own input: the schema from the file (strings), an append, then changes.
+    cli.ok("table", "create", "cats.made", "--schema-from", data)
+    types = {c["name"]: c["type"] for c in columns_of(cli.metadata("cats.made"))}
+    assert types == {"id": "long", "region": "string", "tier": "string"}, types
+    cli.ok("table", "append", "cats.made", data)
+    changes = pd.DataFrame({
+        "id": [1, 2, 5000],
+        "region": pd.Categorical(["sa-east", None, "eu-west"]),
+        "tier": pd.Categorical(["gold", "gold", "bronze"]),
+        "op": pd.Categorical(["U", "D", "I"]),
+    })
+    change_file = tmp_path / "changes.parquet"
+    changes.to_parquet(change_file, index=False)
+    cli.ok("apply", "--table", "cats.made", "--changes", change_file, "--change-type-column", "op",
+           "--change-type-map", "U=UPDATE_AFTER,D=DELETE,I=INSERT", "--upsert", "--equality-columns", "id")
+    expected = {int(i): (r if isinstance(r, str) else None, t) for i, r, t in
+                zip(frame["id"], frame["region"].astype(object), frame["tier"].astype(str))}
+    expected[1] = ("sa-east", "gold")
+    del expected[2]
+    expected[5000] = ("eu-west", "bronze")
+    got = {row["id"]: (row["region"], row["tier"]) for row in cli.scan_jsonl("cats.made")}
+    assert got == expected

@@ -302,6 +302,27 @@ TEST(ParquetReader, SmallDictionaryColumnsReadAsPlainValues) {
   expect_rows(ReadAll(path, schema, second_group), 3000, 3000);
 }
 
+// Files whose stored Arrow schema says dictionary (pandas categoricals) or large_string: Arrow
+// restores those types when it reads; the reader returns plain strings either way.
+TEST(ParquetReader, StoredDictionaryAndLargeStringColumnsReadAsStrings) {
+  TempDir dir;
+  const std::string path = dir.File("stored_types.parquet");
+  auto values = FromJson(arrow::utf8(), R"(["eu", "us", null, "eu", "ap", "us"])");
+  auto categorical = arrow::compute::Cast(*values, arrow::dictionary(arrow::int8(), arrow::utf8())).ValueOrDie();
+  auto large = arrow::compute::Cast(*values, arrow::large_utf8()).ValueOrDie();
+  auto table = arrow::Table::Make(
+      arrow::schema({arrow::field("categorical", categorical->type()), arrow::field("large", large->type())}),
+      {categorical, large});
+  WriteWithArrow(path, table, parquet::ArrowWriterProperties::Builder().store_schema()->build());
+  auto schema = MakeSchema({Field(1, "categorical", Type::String()), Field(2, "large", Type::String())});
+  auto t = ReadAll(path, schema);
+  ASSERT_TRUE(t);
+  for (const char* name : {"categorical", "large"}) {
+    auto got = arrow::Concatenate(Col(t, name)->chunks()).ValueOrDie();
+    EXPECT_TRUE(got->Equals(*values)) << name << ": " << got->ToString();
+  }
+}
+
 TEST(ParquetReader, ConvertsTimestampUnitsAndInt96) {
   TempDir dir;
   auto id_meta = [](int id) { return arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(id)}); };

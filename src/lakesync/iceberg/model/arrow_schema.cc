@@ -96,6 +96,8 @@ class ArrowToIceberg {
         return iceberg::Type::Fixed(fb.byte_width());
       }
       case Type::NA: return iceberg::Type::Unknown();
+      // A dictionary is an encoding of its values (pandas writes categoricals so), not a type of its own.
+      case Type::DICTIONARY: return Convert(*static_cast<const arrow::DictionaryType&>(t).value_type());
       case Type::EXTENSION: {
         const auto& ext = static_cast<const arrow::ExtensionType&>(t);
         if (ext.extension_name() == "arrow.uuid") return iceberg::Type::Uuid();
