@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "lakesync/common/column_threads.h"
+#include "lakesync/formats/parquet/parquet_properties.h"
 #include "lakesync/formats/tabular/json_values_internal.h"
 #include "lakesync/formats/tabular/tabular.h"
 
@@ -164,12 +165,37 @@ class TextTableWriter : public RecordWriter {
 
 class ParquetRecordWriter : public RecordWriter {
  public:
-  static Result<std::unique_ptr<RecordWriter>> Make(std::shared_ptr<arrow::Schema> schema,
-                                                    std::shared_ptr<arrow::io::OutputStream> out,
-                                                    arrow::Compression::type codec) {
+  ParquetRecordWriter(std::shared_ptr<arrow::Schema> schema, std::shared_ptr<arrow::io::OutputStream> out,
+                      arrow::Compression::type codec)
+      : schema_(std::move(schema)), out_(std::move(out)), codec_(codec) {}
+
+  // The Arrow writer opens with the first batch, which decides the columns written without a
+  // dictionary (below); a stream with no rows opens it at Close, for a file with the schema alone.
+  Status Write(const arrow::RecordBatch& batch) override {
+    if (!writer_) ARROW_RETURN_NOT_OK(Open(&batch));
+    return writer_->WriteRecordBatch(batch);
+  }
+  Status Flush() override { return Unsupported("Parquet is written in whole row groups, not flushed row by row"); }
+  Status Close() override {
+    if (!writer_) ARROW_RETURN_NOT_OK(Open(nullptr));
+    return writer_->Close();
+  }
+
+ private:
+  Status Open(const arrow::RecordBatch* first_batch) {
     // Page checksums as on every Parquet file lakesync writes (parquet_properties.h).
-    auto props =
-        parquet::WriterProperties::Builder().compression(codec)->enable_page_checksum()->build();
+    parquet::WriterProperties::Builder builder;
+    builder.compression(codec_)->enable_page_checksum();
+    // Columns whose first page's worth of rows would not shrink with a dictionary (ids, amounts,
+    // timestamps) are written plain, by the table writer's rule (parquet_io::ColumnsWithoutDictionaryGain):
+    // Arrow would hash their values into a dictionary it then drops. A function of the first batch's
+    // rows, which are the same at every thread count, so the file stays the same bytes.
+    if (first_batch) {
+      const int64_t sample_rows = parquet_io::ParquetWriteProperties().page_row_limit;  // a page's worth
+      for (const std::string& name : parquet_io::ColumnsWithoutDictionaryGain(*first_batch, sample_rows)) {
+        builder.disable_dictionary(name);
+      }
+    }
     // Columns are encoded and compressed in parallel on the engine's executor (the same bytes as
     // one thread: each column chunk is encoded on its own, and the row group is laid out in column
     // order). Not from a pool thread: Arrow's writer waits on its column tasks, and a pool thread
@@ -177,18 +203,14 @@ class ParquetRecordWriter : public RecordWriter {
     parquet::ArrowWriterProperties::Builder arrow_builder;
     arrow_builder.store_schema();
     arrow_builder.set_use_threads(ColumnThreads(true));
-    auto arrow_props = arrow_builder.build();
-    ARROW_ASSIGN_OR_RAISE(auto writer, parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), out,
-                                                                        props, arrow_props));
-    auto w = std::make_unique<ParquetRecordWriter>();
-    w->writer_ = std::move(writer);
-    return std::unique_ptr<RecordWriter>(std::move(w));
+    ARROW_ASSIGN_OR_RAISE(writer_, parquet::arrow::FileWriter::Open(*schema_, arrow::default_memory_pool(), out_,
+                                                                    builder.build(), arrow_builder.build()));
+    return Status::OK();
   }
-  Status Write(const arrow::RecordBatch& batch) override { return writer_->WriteRecordBatch(batch); }
-  Status Flush() override { return Unsupported("Parquet is written in whole row groups, not flushed row by row"); }
-  Status Close() override { return writer_->Close(); }
 
- private:
+  std::shared_ptr<arrow::Schema> schema_;
+  std::shared_ptr<arrow::io::OutputStream> out_;
+  arrow::Compression::type codec_;
   std::unique_ptr<parquet::arrow::FileWriter> writer_;
 };
 
@@ -214,7 +236,9 @@ Result<std::unique_ptr<RecordWriter>> MakeRecordWriter(Format format, std::share
     case Format::kCsv: return std::unique_ptr<RecordWriter>(std::make_unique<CsvWriter>(schema, std::move(out)));
     case Format::kTable:
       return std::unique_ptr<RecordWriter>(std::make_unique<TextTableWriter>(schema, std::move(out), options.table_max_rows));
-    case Format::kParquet: return ParquetRecordWriter::Make(schema, std::move(out), options.parquet_codec);
+    case Format::kParquet:
+      return std::unique_ptr<RecordWriter>(
+          std::make_unique<ParquetRecordWriter>(std::move(schema), std::move(out), options.parquet_codec));
   }
   return InvalidArgument("unknown output format");
 }
