@@ -404,17 +404,22 @@ Result<std::unique_ptr<ParquetDataReader>> ParquetDataReader::Open(std::shared_p
   std::shared_ptr<arrow::Schema> file_schema;
   try {
     auto pq = parquet::ParquetFileReader::Open(r->file_, ParquetReaderProperties(pool));
-    // Small-dictionary string columns decode as Arrow dictionaries; ConvertNode casts them back.
+    // The row groups asked for (all by default); the statistics filter below may drop some.
     const parquet::FileMetaData& footer = *pq->metadata();
-    std::vector<int> read_groups;
     if (r->options_.row_groups) {
       for (int rg : *r->options_.row_groups) {
-        if (rg >= 0 && rg < footer.num_row_groups()) read_groups.push_back(rg);  // others fail below
+        if (rg < 0 || rg >= footer.num_row_groups()) {
+          return InvalidArgument("{} has {} row groups, row group {} was asked for", r->location_,
+                                 footer.num_row_groups(), rg);
+        }
       }
+      r->selected_ = *r->options_.row_groups;
     } else {
-      for (int rg = 0; rg < footer.num_row_groups(); ++rg) read_groups.push_back(rg);
+      for (int rg = 0; rg < footer.num_row_groups(); ++rg) r->selected_.push_back(rg);
     }
-    for (int column : SmallDictionaryColumns(footer, read_groups)) arrow_props.set_read_dictionary(column, true);
+    // Small-dictionary string columns of those row groups decode as Arrow dictionaries; ConvertNode
+    // casts them back.
+    for (int column : SmallDictionaryColumns(footer, r->selected_)) arrow_props.set_read_dictionary(column, true);
     ARROW_ASSIGN_OR_RAISE(r->reader_, parquet::arrow::FileReader::Make(pool, std::move(pq), arrow_props));
     Status st = r->reader_->GetSchema(&file_schema);
     if (!st.ok()) return Corrupt("reading the schema of Parquet file {}: {}", r->location_, st.message());
@@ -491,18 +496,7 @@ Result<std::unique_ptr<ParquetDataReader>> ParquetDataReader::Open(std::shared_p
   conversion->pool = pool;
   r->conversion_ = std::move(conversion);
 
-  // Row-group selection and filtering.
-  if (r->options_.row_groups) {
-    for (int rg : *r->options_.row_groups) {
-      if (rg < 0 || rg >= static_cast<int>(r->row_groups_.size())) {
-        return InvalidArgument("{} has {} row groups, row group {} was asked for", r->location_, r->row_groups_.size(),
-                               rg);
-      }
-    }
-    r->selected_ = *r->options_.row_groups;
-  } else {
-    for (const auto& info : r->row_groups_) r->selected_.push_back(info.index);
-  }
+  // Row groups whose statistics say the filter keeps none of their rows are not read.
   if (r->options_.row_group_filter) {
     std::vector<int> kept;
     for (int rg : r->selected_) {
