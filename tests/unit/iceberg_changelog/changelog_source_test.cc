@@ -169,6 +169,74 @@ TEST_P(ChangelogSourceTest, WithoutKeysOnlyInsertsAndDeletes) {
   EXPECT_EQ(keyed.count({1, "UPDATE_AFTER", 1, "b"}), 1u);
 }
 
+// Rows a snapshot reads that a later snapshot of the range deletes are kept and taken from there
+// (rows_ahead.h): the same change set as reading every file again, whatever the budget, the filter,
+// or a pass two that reads the files again; a file whose equality deletes changed is read again.
+TEST_P(ChangelogSourceTest, RowsKeptAheadGiveTheSameChangesAsReadingAgain) {
+  auto t = CreateTable(/*with_key=*/true, GetParam());
+  Append(t, {{0, "a"}, {1, "a"}, {2, "a"}, {3, "a"}, {4, "a"}, {5, "a"}, {6, "a"}, {7, "a"}, {8, "a"}});  // 0: A
+  Append(t, {{10, "b"}, {11, "b"}, {12, "b"}});                                                            // 1: B
+  Delete(t, "id < 2");                            // 2: A's 0, 1 (kept when A was read at 0)
+  Delete(t, "id = 5 or id = 11");                 // 3: A's 5, B's 11
+  Delete(t, "id = 7", table::DeleteMode::kEquality);  // 4: A read again (its equality deletes changed)
+  Delete(t, "id = 8 or id = 12");                 // 5: A's 8 (kept at 4), B's 12 (kept at 1)
+  std::multiset<Change> expected;
+  for (int64_t id = 0; id <= 8; ++id) expected.insert({0, "INSERT", id, "a"});
+  for (int64_t id = 10; id <= 12; ++id) expected.insert({1, "INSERT", id, "b"});
+  for (const Change& c : std::vector<Change>{{2, "DELETE", 0, "a"}, {2, "DELETE", 1, "a"}, {3, "DELETE", 5, "a"},
+                                             {3, "DELETE", 11, "b"}, {4, "DELETE", 7, "a"}, {5, "DELETE", 8, "a"},
+                                             {5, "DELETE", 12, "b"}}) {
+    expected.insert(c);
+  }
+  auto read = [&](ChangelogOptions o, int64_t* from_kept_rows_last = nullptr) {
+    auto source = ValueOrFail(ChangelogSource::Make(t, o));
+    auto changes = ReadSource(*source);
+    if (from_kept_rows_last) *from_kept_rows_last = source->last_stats().files_from_kept_rows;
+    return changes;
+  };
+  int64_t kept = -1;
+  EXPECT_EQ(read({}, &kept), expected);
+  EXPECT_EQ(kept, 2);  // the last snapshot read neither A nor B
+  ChangelogOptions off;
+  off.look_ahead_budget_bytes = 0;
+  EXPECT_EQ(read(off, &kept), expected);
+  EXPECT_EQ(kept, 0);
+  ChangelogOptions tiny;  // no file's rows fit: every file is read again
+  tiny.look_ahead_budget_bytes = 1;
+  EXPECT_EQ(read(tiny, &kept), expected);
+  EXPECT_EQ(kept, 0);
+  ChangelogOptions reread;  // pass two reads the files again, and takes the kept rows again
+  reread.cache_budget_bytes = 0;
+  EXPECT_EQ(read(reread), expected);
+  // A filter keeps only the rows it matches; a deleted row it does not match is not in the change set.
+  ChangelogOptions filtered;
+  filtered.filter = "id >= 5";
+  std::multiset<Change> matching;
+  for (const Change& c : expected) {
+    if (std::get<2>(c) >= 5) matching.insert(c);
+  }
+  EXPECT_EQ(read(filtered), matching);
+  // One snapshot at a time keeps nothing (no range to look ahead in) and reads the same.
+  auto source = ValueOrFail(ChangelogSource::Make(t, {}));
+  std::multiset<Change> one_by_one;
+  for (const auto& pending : ValueOrFail(source->Pending())) {
+    auto rows = ValueOrFail(source->Read(pending));
+    while (true) {
+      std::shared_ptr<arrow::RecordBatch> batch;
+      ASSERT_OK(rows->ReadNext(&batch));
+      if (!batch) break;
+      const auto& ids = static_cast<const arrow::Int64Array&>(*batch->column(0));
+      const auto& vs = static_cast<const arrow::StringArray&>(*batch->column(1));
+      const auto& kinds = static_cast<const arrow::StringArray&>(*batch->column(batch->schema()->GetFieldIndex(kChangeTypeColumn)));
+      for (int64_t i = 0; i < batch->num_rows(); ++i) {
+        one_by_one.insert({pending.ordinal, kinds.GetString(i), ids.Value(i), vs.GetString(i)});
+      }
+    }
+    EXPECT_EQ(source->last_stats().files_from_kept_rows, 0);
+  }
+  EXPECT_EQ(one_by_one, expected);
+}
+
 TEST_P(ChangelogSourceTest, BoundsFilterAndProjection) {
   auto t = CreateTable(/*with_key=*/true, GetParam());
   const int64_t s1 = Append(t, {{1, "a"}, {2, "b"}});

@@ -10,8 +10,10 @@
 
 #include "lakesync/formats/puffin/positions_bitmap.h"
 #include "lakesync/iceberg/changelog/changelog_source.h"
+#include "lakesync/iceberg/changelog/rows_ahead.h"
 #include "lakesync/iceberg/expr/expression.h"
 #include "lakesync/iceberg/model/schema.h"
+#include "lakesync/iceberg/scan/data_file_reader.h"
 #include "lakesync/table/scan.h"
 
 namespace lakesync::changelog {
@@ -33,6 +35,13 @@ struct ChangelogSource::Shared {
   std::shared_ptr<arrow::Schema> output_schema;
   int64_t batch_rows = 64 * 1024;
   int64_t cache_budget_bytes = 256LL << 20;  // ChangelogOptions::cache_budget_bytes
+  // Rows read for one snapshot that a later snapshot of the range deletes (rows_ahead.h).
+  RowsAhead rows_ahead;
+  // The scan context (delete loader) ChangelogSource::LookAhead loaded the range's end with, used by
+  // the preparation of every snapshot of that range, so that each position delete file is parsed
+  // once per range, not once for the end and again for the snapshot adding it. Null: one context per
+  // snapshot. Set and read only by preparations (one at a time, in order).
+  std::shared_ptr<const iceberg::ScanContext> range_context;
 
   // The last plan made, reused as the parent plan of the next snapshot along the lineage.
   std::mutex mutex;
@@ -55,6 +64,8 @@ struct ChangelogSource::Shared {
 
   // The plan of a snapshot (empty for none), from the cache when it is the one last planned.
   Result<std::shared_ptr<const PlanMap>> PlanOf(const iceberg::SnapshotPtr& snapshot);
+  // The same, neither from nor into the cache.
+  Result<std::shared_ptr<const PlanMap>> PlanUncached(const iceberg::SnapshotPtr& snapshot) const;
 };
 
 // The change set of `snapshot` against its parent, as batches in `shared->output_schema`.

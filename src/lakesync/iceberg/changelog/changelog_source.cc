@@ -15,6 +15,8 @@
 #include "lakesync/iceberg/changelog/changelog_internal.h"
 #include "lakesync/iceberg/expr/binder.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
+#include "lakesync/iceberg/scan/data_file_reader.h"
+#include "lakesync/iceberg/scan/delete_loader.h"
 
 namespace lakesync::changelog {
 namespace {
@@ -43,9 +45,13 @@ class PendingRows {
         pending_(std::move(pending)),
         ahead_([this]() -> Result<std::optional<RunAhead<ChangelogSource::Prepared>::Unit>> {
           if (next_ >= pending_.size()) return std::nullopt;
+          const bool first = next_ == 0;
           const PendingSnapshot* snapshot = &pending_[next_++];
           return std::optional<RunAhead<ChangelogSource::Prepared>::Unit>(
-              [source = source_, snapshot]() { return source->Prepare(*snapshot); });
+              [source = source_, snapshot, first, all = &pending_]() -> Result<ChangelogSource::Prepared> {
+                if (first) source->LookAhead(*all);
+                return source->Prepare(*snapshot);
+              });
         }) {}
 
   // The next batch; null once the last snapshot was read, or when `stop` said so between two
@@ -191,6 +197,16 @@ Result<std::shared_ptr<const PlanMap>> ChangelogSource::Shared::PlanOf(const ice
     std::lock_guard<std::mutex> lock(mutex);
     if (cached_snapshot_id == snapshot->snapshot_id) return cached_plan;
   }
+  ARROW_ASSIGN_OR_RAISE(auto plan, PlanUncached(snapshot));
+  std::lock_guard<std::mutex> lock(mutex);
+  cached_snapshot_id = snapshot->snapshot_id;
+  cached_plan = plan;
+  return cached_plan;
+}
+
+Result<std::shared_ptr<const PlanMap>> ChangelogSource::Shared::PlanUncached(
+    const iceberg::SnapshotPtr& snapshot) const {
+  if (!snapshot) return std::make_shared<const PlanMap>();
   table::ScanOptions options;
   options.snapshot_id = snapshot->snapshot_id;
   options.filter = filter_text;  // prunes files by partition and metrics; rows are filtered when read
@@ -204,10 +220,7 @@ Result<std::shared_ptr<const PlanMap>> ChangelogSource::Shared::PlanOf(const ice
       return Corrupt("data file {} is live twice in snapshot {} of {}", path, snapshot->snapshot_id, table->name());
     }
   }
-  std::lock_guard<std::mutex> lock(mutex);
-  cached_snapshot_id = snapshot->snapshot_id;
-  cached_plan = plan;
-  return cached_plan;
+  return std::shared_ptr<const PlanMap>(std::move(plan));
 }
 
 Result<std::unique_ptr<ChangelogSource>> ChangelogSource::Make(std::shared_ptr<table::Table> table,
@@ -295,6 +308,7 @@ Result<std::unique_ptr<ChangelogSource>> ChangelogSource::Make(std::shared_ptr<t
   shared->metadata_columns = options.metadata_columns;
   shared->batch_rows = options.batch_rows;
   shared->cache_budget_bytes = options.cache_budget_bytes;
+  shared->rows_ahead.set_budget_bytes(options.look_ahead_budget_bytes);
 
   source->table_ = std::move(table);
   source->options_ = std::move(options);
@@ -441,6 +455,35 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> ChangelogSource::Read(const Pe
 Result<ChangelogSource::Prepared> ChangelogSource::Prepare(const PendingSnapshot& pending) const {
   ARROW_ASSIGN_OR_RAISE(auto rows, ReadSnapshotChanges(shared_, pending));
   return Prepared{pending, std::move(rows)};
+}
+
+void ChangelogSource::LookAhead(const std::vector<PendingSnapshot>& pending) const {
+  auto& ahead = shared_->rows_ahead;
+  ahead.SetRangeEnd(nullptr);
+  shared_->range_context = nullptr;
+  // One snapshot has no later one to keep rows for.
+  if (pending.size() < 2 || ahead.budget_bytes() <= 0) return;
+  const auto& end = pending.back().snapshot;
+  auto loaded = [&]() -> Status {
+    LS_ASSIGN_OR_RAISE_CTX(auto plan, shared_->PlanUncached(end), "planning snapshot {}", end->snapshot_id);
+    ARROW_ASSIGN_OR_RAISE(auto context,
+                          iceberg::ScanContext::Make(table_->io(), *table_->metadata(), shared_->schema));
+    auto positions = std::make_shared<RowsAhead::PositionsByFile>();
+    for (const auto& [path, task] : *plan) {
+      if (!task.deletion_vector && task.position_deletes.empty()) continue;
+      LS_ASSIGN_OR_RAISE_CTX(auto deleted,
+                             context->deletes->DeletedPositions(path, task.deletion_vector, task.position_deletes),
+                             "loading the deletes of {} in snapshot {}", path, end->snapshot_id);
+      if (!deleted.IsEmpty()) positions->emplace(path, std::move(deleted));
+    }
+    ahead.SetRangeEnd(std::move(positions));
+    shared_->range_context = std::move(context);
+    return Status::OK();
+  }();
+  if (!loaded.ok()) {
+    // Only an optimization: the snapshot that needs what failed to load reports it in its place.
+    LS_LOG_DEBUG("changelog of {}: not keeping rows ahead ({})", table_->name(), loaded.ToString());
+  }
 }
 
 Result<std::shared_ptr<arrow::RecordBatchReader>> ChangelogSource::Begin(Prepared prepared) {

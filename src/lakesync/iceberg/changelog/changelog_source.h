@@ -18,7 +18,9 @@
 // (change_netting.h: 40 bytes per changed row while deciding, then 1 byte per row until it is
 // emitted) and keeps the changed rows while they fit 256 MiB, the other emits (from the kept rows, or
 // by reading the files again when they did not fit). The deleted positions of the data files the last
-// snapshot changed are kept for the next one (one bitmap per such file). ReadAll and Follow prepare
+// snapshot changed are kept for the next one (one bitmap per such file). Reading several snapshots,
+// the deleted positions at the range's end (one bitmap per data file) and the rows that later
+// snapshots delete, while they fit 256 MiB (rows_ahead.h), are kept too. ReadAll and Follow prepare
 // the next snapshot (plans, deleted positions) while one streams: one prepared snapshot at most.
 #pragma once
 
@@ -59,6 +61,10 @@ struct ChangelogOptions {
   // Pass one keeps a snapshot's changed rows for pass two while they fit this many bytes; beyond it
   // pass two reads the files again (tests set it to 0 to take that path).
   int64_t cache_budget_bytes = 256LL << 20;
+  // Reading several snapshots (ReadAll, Follow), rows a snapshot reads that a later snapshot of the
+  // range deletes are kept while they fit this many bytes, so that a data file is decoded once per
+  // range rather than once per snapshot that deletes from it (rows_ahead.h). 0: never kept.
+  int64_t look_ahead_budget_bytes = 256LL << 20;
 };
 
 // From the job configuration (Beam semantics: the start bound and `latest` are inclusive).
@@ -72,6 +78,7 @@ struct PendingSnapshot {
 
 struct SnapshotReadStats {
   int64_t files_added = 0, files_removed = 0, files_changed = 0, files_read = 0;
+  int64_t files_from_kept_rows = 0;  // of files_read: deleted rows taken from rows kept ahead, not read
   int64_t inserts = 0, deletes = 0, updates = 0, carried_over = 0;
 };
 
@@ -113,6 +120,12 @@ class ChangelogSource {
     std::shared_ptr<arrow::RecordBatchReader> rows;
   };
   Result<Prepared> Prepare(const PendingSnapshot& pending) const;
+  // Before preparing `pending` (several snapshots read in order), loads the deleted positions of every
+  // data file at the last one, so that rows read for one snapshot that a later one deletes are kept
+  // (ChangelogOptions::look_ahead_budget_bytes). Runs where Prepare does, before the first. Best
+  // effort: when the end cannot be loaded (a missing delete file) nothing is kept, and the snapshot
+  // that needs what is missing reports it in its place.
+  void LookAhead(const std::vector<PendingSnapshot>& pending) const;
   Result<std::shared_ptr<arrow::RecordBatchReader>> Begin(Prepared prepared);
   // Statistics of the snapshot last read to its end.
   const SnapshotReadStats& last_stats() const;

@@ -27,6 +27,7 @@
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/iceberg/changelog/change_netting.h"
 #include "lakesync/iceberg/changelog/changelog_internal.h"
+#include "lakesync/iceberg/changelog/rows_ahead.h"
 #include "lakesync/iceberg/expr/row_filter.h"
 #include "lakesync/iceberg/model/key_columns.h"
 #include "lakesync/iceberg/scan/data_file_reader.h"
@@ -109,21 +110,32 @@ struct SidedBatch {
 // the change it is on.
 class FileCursor {
  public:
-  // Null (and nothing read) when the file cannot contribute a change.
+  // Null (and nothing read) when the file cannot contribute a change. `capture`: keep the rows that
+  // later snapshots of the range delete (rows_ahead.h), on the snapshot's first read of the file.
   static Result<std::unique_ptr<FileCursor>> Open(ChangelogSource::Shared& shared,
                                                   const std::shared_ptr<const iceberg::ScanContext>& context,
-                                                  const FileChange& change) {
+                                                  const FileChange& change, bool capture) {
     std::unique_ptr<FileCursor> c(new FileCursor());
     c->has_before_ = change.before != nullptr;
     c->has_after_ = change.after != nullptr;
+    const std::string& path = change.file->file_path;
     std::optional<puffin::PositionBitmap> candidates;  // positions that can change; unset: all
     if (change.before && change.after && change.same_equality_deletes) {
       puffin::PositionBitmap gone = *change.after_positions;
       gone.AndNot(*change.before_positions);
       puffin::PositionBitmap back = *change.before_positions;
       back.AndNot(*change.after_positions);
+      if (back.IsEmpty()) {
+        if (gone.IsEmpty()) return nullptr;
+        // Only newly deleted rows: an earlier snapshot of the range may have kept them.
+        if (auto kept = shared.rows_ahead.Find(path, PathsOf(change.before->equality_deletes), gone)) {
+          shared.rows_ahead.Take(path, gone);
+          c->kept_ = std::move(kept);
+          c->kept_positions_ = std::move(gone);
+          return c;
+        }
+      }
       gone.Or(back);
-      if (gone.IsEmpty()) return nullptr;
       candidates = std::move(gone);
     }
     iceberg::DataFileReadOptions options;
@@ -154,10 +166,30 @@ class FileCursor {
         ARROW_ASSIGN_OR_RAISE(c->reader_, iceberg::DataFileReader::Open(context, task, options));
       }
     }
+    if (capture && change.after) {
+      c->capture_ = shared.rows_ahead.BeginCapture(path, PathsOf(change.after->equality_deletes));
+    }
     return c;
   }
 
+  // Whether the rows come from rows kept by an earlier snapshot (nothing is read).
+  bool from_kept_rows() const { return kept_ != nullptr; }
+  // The rows kept while reading, once Next() has returned nullopt (null when none).
+  std::unique_ptr<RowsAhead::Capture> TakeCapture() { return std::move(capture_); }
+
   Result<std::optional<SidedBatch>> Next() {
+    if (kept_) {
+      while (next_chunk_ < kept_->chunks.size()) {
+        ARROW_ASSIGN_OR_RAISE(auto rows, kept_->RowsOf(next_chunk_++, kept_positions_));
+        if (!rows) continue;
+        SidedBatch out;
+        out.batch = std::move(rows);
+        out.changed = out.batch->num_rows();
+        out.side.assign(static_cast<size_t>(out.changed), kDelete);
+        return out;
+      }
+      return std::nullopt;
+    }
     while (true) {
       ARROW_ASSIGN_OR_RAISE(auto next, reader_->Next());
       if (!next) return std::nullopt;
@@ -179,6 +211,17 @@ class FileCursor {
           ++out.changed;
         }
       }
+      if (capture_) {
+        // Rows live now that the range's end deletes: a later snapshot takes them from here.
+        const int64_t first = next->first_row_position;
+        std::vector<int64_t> rows, positions;
+        for (int64_t p : capture_->AheadIn(first, first + n)) {
+          if (!live(has_after_, after, p - first)) continue;
+          rows.push_back(p - first);
+          positions.push_back(p);
+        }
+        ARROW_RETURN_NOT_OK(capture_->Add(batch, rows, std::move(positions)));
+      }
       if (out.changed == 0) continue;
       out.batch = batch;
       return out;
@@ -190,6 +233,11 @@ class FileCursor {
 
   bool has_before_ = false, has_after_ = false;
   std::unique_ptr<iceberg::DataFileReader> reader_;
+  std::unique_ptr<RowsAhead::Capture> capture_;
+  // Serving kept rows instead: those at kept_positions_, chunk by chunk.
+  std::shared_ptr<const RowsAhead::Kept> kept_;
+  puffin::PositionBitmap kept_positions_;
+  size_t next_chunk_ = 0;
 };
 
 class SnapshotChangeReader : public arrow::RecordBatchReader {
@@ -251,16 +299,21 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
       if (!cursor_) {
         if (next_change_ >= changes_.size()) return Finish();
         const FileChange& change = changes_[next_change_++];
-        LS_ASSIGN_OR_RAISE_CTX(cursor_, FileCursor::Open(*shared_, context_, change),
+        // A second pass reading the files again has kept what they hold already.
+        LS_ASSIGN_OR_RAISE_CTX(cursor_, FileCursor::Open(*shared_, context_, change, /*capture=*/!reread_),
                                "reading data file {} for snapshot {} of {}", change.file->file_path,
                                pending_.snapshot->snapshot_id, shared_->table->name());
         current_path_ = change.file->file_path;
         if (!cursor_) continue;
-        ++stats_.files_read;
+        if (!reread_) {
+          ++stats_.files_read;
+          if (cursor_->from_kept_rows()) ++stats_.files_from_kept_rows;
+        }
       }
       auto next = cursor_->Next();
       if (!next.ok()) return WithContext(next.status(), "reading data file " + current_path_);
       if (!next->has_value()) {
+        shared_->rows_ahead.Commit(cursor_->TakeCapture());
         cursor_.reset();
         continue;
       }
@@ -300,6 +353,8 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   Status Finish() {
     if (!finished_) {
       finished_ = true;
+      // The rows this snapshot took from those kept ahead are in its output now.
+      ARROW_RETURN_NOT_OK(shared_->rows_ahead.ReleaseTaken());
       std::lock_guard<std::mutex> lock(shared_->mutex);
       shared_->last_stats = stats_;
     }
@@ -361,8 +416,9 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
     // (common/executor.h), and kept here in file order; then the rows are decided by key on the
     // executor (change_netting.h: the result does not depend on the thread count).
     struct FileRows {
-      bool read = false;
+      bool read = false, from_kept_rows = false;
       std::vector<SidedBatch> batches;
+      std::unique_ptr<RowsAhead::Capture> capture;  // committed in file order (rows_ahead.h)
     };
     size_t next_file = 0;
     OrderedStream<FileRows> files([this, &next_file]() -> Result<std::optional<OrderedStream<FileRows>::Unit>> {
@@ -371,10 +427,11 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
       return std::optional<OrderedStream<FileRows>::Unit>([this, change]() -> Result<FileRows> {
         FileRows out;
         const std::string& path = change->file->file_path;
-        LS_ASSIGN_OR_RAISE_CTX(auto cursor, FileCursor::Open(*shared_, context_, *change), "reading data file {}",
-                               path);
+        LS_ASSIGN_OR_RAISE_CTX(auto cursor, FileCursor::Open(*shared_, context_, *change, /*capture=*/true),
+                               "reading data file {}", path);
         if (!cursor) return out;
         out.read = true;
+        out.from_kept_rows = cursor->from_kept_rows();
         while (true) {
           LS_ASSIGN_OR_RAISE_CTX(auto next, cursor->Next(), "reading data file {}", path);
           if (!next) break;
@@ -384,6 +441,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
           if (has_keys()) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(*compact.batch, compact.key_hashes));
           out.batches.push_back(std::move(compact));
         }
+        out.capture = cursor->TakeCapture();
         return out;
       });
     });
@@ -391,8 +449,11 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
       ARROW_ASSIGN_OR_RAISE(auto file, files.Next());
       if (!file) break;
       if (file->read) ++stats_.files_read;
+      if (file->from_kept_rows) ++stats_.files_from_kept_rows;
+      shared_->rows_ahead.Commit(std::move(file->capture));
       for (SidedBatch& compact : file->batches) Keep(std::move(compact));
     }
+    reread_ = true;  // unless every row is kept below: pass two reads the files again
     cache_complete_ = !cache_overflow_;
     // Every changed row is decided now, by key on the executor (change_netting.h); pass two only looks
     // its decision up, whether from the kept rows or reading the files again.
@@ -508,6 +569,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   int64_t changed_rows_ = 0;  // changed rows kept by pass one so far
   int64_t next_ordinal_ = 0;  // pass two reading the files again: ordinal of its next changed row
   bool counted_ = false, finished_ = false;
+  bool reread_ = false;  // pass one read the files: a pass reading them again counts and keeps nothing
   // Pass one's changed rows (their hashes and sides; their rows while they fit the budget).
   std::vector<SidedBatch> cache_;
   std::unique_ptr<OrderedStream<Emitted>> emitted_;  // pass two from cache_
@@ -576,8 +638,11 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshotChanges(std::share
   if (snapshot->operation() != "replace") {
     ARROW_ASSIGN_OR_RAISE(before, shared->PlanOf(parent));
     ARROW_ASSIGN_OR_RAISE(after, shared->PlanOf(snapshot));
-    LS_ASSIGN_OR_RAISE_CTX(auto context, iceberg::ScanContext::Make(shared->table->io(), m, shared->schema),
-                           "reading {}", shared->table->name());
+    std::shared_ptr<const iceberg::ScanContext> context = shared->range_context;
+    if (!context) {
+      LS_ASSIGN_OR_RAISE_CTX(context, iceberg::ScanContext::Make(shared->table->io(), m, shared->schema),
+                             "reading {}", shared->table->name());
+    }
     auto& loader = *context->deletes;
     std::vector<FileChange> removed, changed, added;
     // What this snapshot leaves for the next one: the positions of every file it loads, and those

@@ -1,0 +1,154 @@
+#include "lakesync/iceberg/changelog/rows_ahead.h"
+
+#include <arrow/array.h>
+#include <arrow/builder.h>
+#include <arrow/compute/api.h>
+#include <arrow/record_batch.h>
+#include <arrow/util/byte_size.h>
+
+namespace lakesync::changelog {
+namespace {
+
+int64_t BytesOf(const arrow::RecordBatch& batch) {
+  int64_t bytes = 0;
+  for (const auto& column : batch.columns()) bytes += arrow::util::TotalBufferSize(*column->data());
+  return bytes;
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> TakeRows(const std::shared_ptr<arrow::RecordBatch>& batch,
+                                                     const std::vector<int64_t>& rows) {
+  arrow::Int64Builder indices;
+  ARROW_RETURN_NOT_OK(indices.AppendValues(rows));
+  ARROW_ASSIGN_OR_RAISE(auto index_array, indices.Finish());
+  ARROW_ASSIGN_OR_RAISE(auto taken, arrow::compute::Take(batch, index_array));
+  return taken.record_batch();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<arrow::RecordBatch>> RowsAhead::Kept::RowsOf(size_t i,
+                                                                    const puffin::PositionBitmap& which) const {
+  const auto& at = positions[i];
+  std::vector<int64_t> rows;
+  for (size_t r = 0; r < at.size(); ++r) {
+    if (which.Contains(at[r])) rows.push_back(static_cast<int64_t>(r));
+  }
+  if (rows.empty()) return nullptr;
+  if (rows.size() == at.size()) return chunks[i];
+  return TakeRows(chunks[i], rows);
+}
+
+Status RowsAhead::Capture::Add(const std::shared_ptr<arrow::RecordBatch>& batch, const std::vector<int64_t>& rows,
+                               std::vector<int64_t> positions) {
+  if (abandoned_ || rows.empty()) return Status::OK();
+  ARROW_ASSIGN_OR_RAISE(auto taken, TakeRows(batch, rows));
+  kept_.bytes += BytesOf(*taken) + static_cast<int64_t>(positions.size() * sizeof(int64_t));
+  if (kept_.bytes > budget_bytes_) {
+    // Alone past the budget: the file is read again by the snapshots that need its rows.
+    kept_ = Kept();
+    abandoned_ = true;
+    return Status::OK();
+  }
+  for (int64_t p : positions) ARROW_RETURN_NOT_OK(kept_.kept.Add(p));
+  kept_.chunks.push_back(std::move(taken));
+  kept_.positions.push_back(std::move(positions));
+  return Status::OK();
+}
+
+void RowsAhead::SetRangeEnd(std::shared_ptr<const PositionsByFile> end) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  range_end_ = std::move(end);
+}
+
+std::unique_ptr<RowsAhead::Capture> RowsAhead::BeginCapture(const std::string& path,
+                                                            std::set<std::string> equality_deletes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (budget_bytes_ <= 0 || !range_end_) return nullptr;
+  auto it = range_end_->find(path);
+  if (it == range_end_->end()) return nullptr;
+  auto capture = std::make_unique<Capture>();
+  capture->path_ = path;
+  capture->budget_bytes_ = budget_bytes_;
+  capture->range_end_ = range_end_;
+  capture->ahead_ = &it->second;
+  capture->kept_.equality_deletes = std::move(equality_deletes);
+  return capture;
+}
+
+void RowsAhead::Commit(std::unique_ptr<Capture> capture) {
+  if (!capture) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = kept_.find(capture->path_);
+  if (it != kept_.end()) {
+    kept_bytes_ -= it->second->bytes;
+    kept_.erase(it);
+  }
+  if (capture->abandoned_ || capture->kept_.chunks.empty()) return;
+  if (kept_bytes_ + capture->kept_.bytes > budget_bytes_) return;  // read again when needed
+  kept_bytes_ += capture->kept_.bytes;
+  kept_.emplace(capture->path_, std::make_shared<const Kept>(std::move(capture->kept_)));
+}
+
+std::shared_ptr<const RowsAhead::Kept> RowsAhead::Find(const std::string& path,
+                                                      const std::set<std::string>& equality_deletes,
+                                                      const puffin::PositionBitmap& deleted) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = kept_.find(path);
+  if (it == kept_.end() || it->second->equality_deletes != equality_deletes) return nullptr;
+  puffin::PositionBitmap missing = deleted;
+  missing.AndNot(it->second->kept);
+  return missing.IsEmpty() ? it->second : nullptr;
+}
+
+void RowsAhead::Take(const std::string& path, const puffin::PositionBitmap& deleted) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  taken_[path].Or(deleted);
+}
+
+Status RowsAhead::ReleaseTaken() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [path, taken] : taken_) {
+    auto it = kept_.find(path);
+    if (it == kept_.end()) continue;
+    const Kept& old = *it->second;
+    auto left = std::make_shared<Kept>();
+    left->equality_deletes = old.equality_deletes;
+    left->kept = old.kept;
+    left->kept.AndNot(taken);
+    if (!left->kept.IsEmpty()) {
+      for (size_t i = 0; i < old.chunks.size(); ++i) {
+        std::vector<int64_t> rows, positions;
+        for (size_t r = 0; r < old.positions[i].size(); ++r) {
+          const int64_t p = old.positions[i][r];
+          if (taken.Contains(p)) continue;
+          rows.push_back(static_cast<int64_t>(r));
+          positions.push_back(p);
+        }
+        if (rows.empty()) continue;
+        std::shared_ptr<arrow::RecordBatch> chunk = old.chunks[i];
+        if (rows.size() != old.positions[i].size()) {
+          ARROW_ASSIGN_OR_RAISE(chunk, TakeRows(chunk, rows));
+        }
+        left->bytes += BytesOf(*chunk) + static_cast<int64_t>(positions.size() * sizeof(int64_t));
+        left->chunks.push_back(std::move(chunk));
+        left->positions.push_back(std::move(positions));
+      }
+    }
+    kept_bytes_ -= old.bytes;
+    if (left->chunks.empty()) {
+      kept_.erase(it);
+    } else {
+      kept_bytes_ += left->bytes;
+      it->second = std::move(left);
+    }
+  }
+  taken_.clear();
+  return Status::OK();
+}
+
+int64_t RowsAhead::kept_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kept_bytes_;
+}
+
+}  // namespace lakesync::changelog
