@@ -24,14 +24,29 @@ Result<std::shared_ptr<arrow::RecordBatch>> TakeRows(const std::shared_ptr<arrow
   return taken.record_batch();
 }
 
+// Whether each of `positions` (ascending) is in `set`: one walk over the set's positions in their
+// range (a lookup per position was 2% of the changelog's CPU).
+std::vector<bool> MembersOf(const std::vector<int64_t>& positions, const puffin::PositionBitmap& set) {
+  std::vector<bool> in(positions.size(), false);
+  if (positions.empty()) return in;
+  const std::vector<int64_t> members = set.ToVector(positions.front(), positions.back() + 1);
+  size_t m = 0;
+  for (size_t r = 0; r < positions.size() && m < members.size(); ++r) {
+    while (m < members.size() && members[m] < positions[r]) ++m;
+    in[r] = m < members.size() && members[m] == positions[r];
+  }
+  return in;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<arrow::RecordBatch>> RowsAhead::Kept::RowsOf(size_t i,
                                                                     const puffin::PositionBitmap& which) const {
   const auto& at = positions[i];
+  const std::vector<bool> in = MembersOf(at, which);
   std::vector<int64_t> rows;
   for (size_t r = 0; r < at.size(); ++r) {
-    if (which.Contains(at[r])) rows.push_back(static_cast<int64_t>(r));
+    if (in[r]) rows.push_back(static_cast<int64_t>(r));
   }
   if (rows.empty()) return nullptr;
   if (rows.size() == at.size()) return chunks[i];
@@ -118,9 +133,10 @@ Status RowsAhead::ReleaseTaken() {
     if (!left->kept.IsEmpty()) {
       for (size_t i = 0; i < old.chunks.size(); ++i) {
         std::vector<int64_t> rows, positions;
+        const std::vector<bool> gone = MembersOf(old.positions[i], taken);
         for (size_t r = 0; r < old.positions[i].size(); ++r) {
           const int64_t p = old.positions[i][r];
-          if (taken.Contains(p)) continue;
+          if (gone[r]) continue;
           rows.push_back(static_cast<int64_t>(r));
           positions.push_back(p);
         }
