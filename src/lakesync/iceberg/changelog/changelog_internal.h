@@ -40,8 +40,10 @@ struct ChangelogSource::Shared {
   // The scan context (delete loader) ChangelogSource::LookAhead loaded the range's end with, used by
   // the preparation of every snapshot of that range, so that each position delete file is parsed
   // once per range, not once for the end and again for the snapshot adding it. Null: one context per
-  // snapshot. Set and read only by preparations (one at a time, in order).
+  // snapshot, or when the table's metadata is no longer the one it was made from (range_metadata: a
+  // refresh may bring new partition specs). Set and read only by preparations (one at a time, in order).
   std::shared_ptr<const iceberg::ScanContext> range_context;
+  iceberg::TableMetadataPtr range_metadata;
 
   // The last plan made, reused as the parent plan of the next snapshot along the lineage.
   std::mutex mutex;

@@ -461,13 +461,14 @@ void ChangelogSource::LookAhead(const std::vector<PendingSnapshot>& pending) con
   auto& ahead = shared_->rows_ahead;
   ahead.SetRangeEnd(nullptr);
   shared_->range_context = nullptr;
+  shared_->range_metadata = nullptr;
   // One snapshot has no later one to keep rows for.
   if (pending.size() < 2 || ahead.budget_bytes() <= 0) return;
   const auto& end = pending.back().snapshot;
   auto loaded = [&]() -> Status {
     LS_ASSIGN_OR_RAISE_CTX(auto plan, shared_->PlanUncached(end), "planning snapshot {}", end->snapshot_id);
-    ARROW_ASSIGN_OR_RAISE(auto context,
-                          iceberg::ScanContext::Make(table_->io(), *table_->metadata(), shared_->schema));
+    const iceberg::TableMetadataPtr metadata = table_->metadata();
+    ARROW_ASSIGN_OR_RAISE(auto context, iceberg::ScanContext::Make(table_->io(), *metadata, shared_->schema));
     auto positions = std::make_shared<RowsAhead::PositionsByFile>();
     for (const auto& [path, task] : *plan) {
       if (!task.deletion_vector && task.position_deletes.empty()) continue;
@@ -478,6 +479,7 @@ void ChangelogSource::LookAhead(const std::vector<PendingSnapshot>& pending) con
     }
     ahead.SetRangeEnd(std::move(positions));
     shared_->range_context = std::move(context);
+    shared_->range_metadata = metadata;
     return Status::OK();
   }();
   if (!loaded.ok()) {

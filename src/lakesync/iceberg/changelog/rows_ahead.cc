@@ -73,6 +73,9 @@ Status RowsAhead::Capture::Add(const std::shared_ptr<arrow::RecordBatch>& batch,
 void RowsAhead::SetRangeEnd(std::shared_ptr<const PositionsByFile> end) {
   std::lock_guard<std::mutex> lock(mutex_);
   range_end_ = std::move(end);
+  kept_.clear();
+  taken_.clear();
+  kept_bytes_ = 0;
 }
 
 std::unique_ptr<RowsAhead::Capture> RowsAhead::BeginCapture(const std::string& path,

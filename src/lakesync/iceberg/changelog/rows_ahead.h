@@ -78,7 +78,8 @@ class RowsAhead {
   int64_t budget_bytes() const { return budget_bytes_; }
 
   // The deleted positions of each data file at the last snapshot of the range about to be read (null:
-  // nothing is kept from now on; rows kept before stay usable).
+  // nothing is kept). Drops the rows kept for the range before: what it did not take was kept for
+  // positions it deleted otherwise (a file read again), and would only hold the budget.
   void SetRangeEnd(std::shared_ptr<const PositionsByFile> end);
 
   // A capture for reading `path` (whose equality delete files are `equality_deletes`), or null when

@@ -638,7 +638,8 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> ReadSnapshotChanges(std::share
   if (snapshot->operation() != "replace") {
     ARROW_ASSIGN_OR_RAISE(before, shared->PlanOf(parent));
     ARROW_ASSIGN_OR_RAISE(after, shared->PlanOf(snapshot));
-    std::shared_ptr<const iceberg::ScanContext> context = shared->range_context;
+    std::shared_ptr<const iceberg::ScanContext> context;
+    if (shared->range_metadata == shared->table->metadata()) context = shared->range_context;
     if (!context) {
       LS_ASSIGN_OR_RAISE_CTX(context, iceberg::ScanContext::Make(shared->table->io(), m, shared->schema),
                              "reading {}", shared->table->name());
