@@ -9,12 +9,6 @@
 namespace lakesync::changelog {
 namespace {
 
-int64_t BytesOf(const arrow::RecordBatch& batch) {
-  int64_t bytes = 0;
-  for (const auto& column : batch.columns()) bytes += arrow::util::TotalBufferSize(*column->data());
-  return bytes;
-}
-
 Result<std::shared_ptr<arrow::RecordBatch>> TakeRows(const std::shared_ptr<arrow::RecordBatch>& batch,
                                                      const std::vector<int64_t>& rows) {
   arrow::Int64Builder indices;
@@ -57,7 +51,7 @@ Status RowsAhead::Capture::Add(const std::shared_ptr<arrow::RecordBatch>& batch,
                                std::vector<int64_t> positions) {
   if (abandoned_ || rows.empty()) return Status::OK();
   ARROW_ASSIGN_OR_RAISE(auto taken, TakeRows(batch, rows));
-  kept_.bytes += BytesOf(*taken) + static_cast<int64_t>(positions.size() * sizeof(int64_t));
+  kept_.bytes += arrow::util::TotalBufferSize(*taken) + static_cast<int64_t>(positions.size() * sizeof(int64_t));
   if (kept_.bytes > budget_bytes_) {
     // Alone past the budget: the file is read again by the snapshots that need its rows.
     kept_ = Kept();
@@ -148,7 +142,7 @@ Status RowsAhead::ReleaseTaken() {
         if (rows.size() != old.positions[i].size()) {
           ARROW_ASSIGN_OR_RAISE(chunk, TakeRows(chunk, rows));
         }
-        left->bytes += BytesOf(*chunk) + static_cast<int64_t>(positions.size() * sizeof(int64_t));
+        left->bytes += arrow::util::TotalBufferSize(*chunk) + static_cast<int64_t>(positions.size() * sizeof(int64_t));
         left->chunks.push_back(std::move(chunk));
         left->positions.push_back(std::move(positions));
       }
