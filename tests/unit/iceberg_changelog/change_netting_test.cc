@@ -83,7 +83,7 @@ Input RandomInput(size_t n, uint64_t seed, int key_pool, int values_per_key) {
   return in;
 }
 
-std::vector<uint8_t> Decide(const Input& in, bool keyed, size_t pieces, bool* any) {
+std::vector<uint8_t> Decide(const Input& in, bool keyed, size_t pieces, bool* any, NettingBuffer* buffer = nullptr) {
   ChangeNetting netting(keyed);
   // Added in several spans, as the changelog adds one per batch.
   const size_t n = in.sides.size();
@@ -94,7 +94,7 @@ std::vector<uint8_t> Decide(const Input& in, bool keyed, size_t pieces, bool* an
                     .ok());
   }
   EXPECT_EQ(netting.size(), n);
-  auto decided = netting.Decide(any);
+  auto decided = netting.Decide(any, buffer);
   EXPECT_TRUE(decided.ok()) << decided.status().ToString();
   return decided.ok() ? *decided : std::vector<uint8_t>();
 }
@@ -118,6 +118,23 @@ TEST(ChangeNettingTest, MatchesTheRuleRowByRow) {
         EXPECT_TRUE(want_any);  // the inputs are built to cancel and pair
       }
     }
+  }
+}
+
+// One buffer serving snapshot after snapshot (as the changelog keeps it): larger inputs grow it,
+// smaller ones reuse it with rows of the last input still in it, and every result is the rule's.
+TEST(ChangeNettingTest, ABufferKeptFromOneDecisionToTheNext) {
+  ASSERT_TRUE(ConfigureThreads(2).ok());
+  NettingBuffer buffer;
+  EXPECT_EQ(buffer.bytes(), 0u);
+  size_t largest = 0;
+  for (auto [n, key_pool] : {std::pair<size_t, int>{3000, 400}, {50000, 15000}, {700, 90}, {20000, 6000}}) {
+    const Input in = RandomInput(n, 7 + n, key_pool, 2);
+    bool any = false;
+    EXPECT_EQ(Decide(in, true, 3, &any, &buffer), Reference(in, true)) << n << " rows";
+    largest = std::max(largest, n);
+    EXPECT_GE(buffer.bytes(), largest * 40) << "holds the largest input's rows, 40 bytes each";
+    EXPECT_LE(buffer.bytes(), largest * 64) << "and not more than that input needed";
   }
 }
 

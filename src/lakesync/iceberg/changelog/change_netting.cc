@@ -112,6 +112,18 @@ bool DecidePartition(const Row* begin, const Row* end, bool keyed, uint8_t* deci
 
 }  // namespace
 
+struct NettingBuffer::Rows {
+  std::unique_ptr<Row[]> rows;  // uninitialized: see RowHash
+  size_t capacity = 0;
+};
+
+NettingBuffer::NettingBuffer() = default;
+NettingBuffer::~NettingBuffer() = default;
+NettingBuffer::NettingBuffer(NettingBuffer&&) noexcept = default;
+NettingBuffer& NettingBuffer::operator=(NettingBuffer&&) noexcept = default;
+
+size_t NettingBuffer::bytes() const { return rows_ ? rows_->capacity * sizeof(Row) : 0; }
+
 Status ChangeNetting::Add(const Hash128* row_hashes, const Hash128* key_hashes, const uint8_t* sides, size_t count) {
   if (count == 0) return Status::OK();
   if (size_ + count > std::numeric_limits<uint32_t>::max()) {
@@ -122,7 +134,7 @@ Status ChangeNetting::Add(const Hash128* row_hashes, const Hash128* key_hashes, 
   return Status::OK();
 }
 
-Result<std::vector<uint8_t>> ChangeNetting::Decide(bool* any) {
+Result<std::vector<uint8_t>> ChangeNetting::Decide(bool* any, NettingBuffer* buffer) {
   *any = false;
   std::vector<uint8_t> decisions(size_, kUndecided);
   if (size_ == 0) return decisions;
@@ -162,7 +174,16 @@ Result<std::vector<uint8_t>> ChangeNetting::Decide(bool* any) {
     }
     offsets[partitions] = at;
   }
-  auto rows = std::make_unique_for_overwrite<Row[]>(size_);  // uninitialized: see RowHash
+  NettingBuffer own;
+  if (buffer == nullptr) buffer = &own;
+  if (!buffer->rows_) buffer->rows_ = std::make_unique<NettingBuffer::Rows>();
+  NettingBuffer::Rows& held = *buffer->rows_;
+  if (held.capacity < size_) {
+    held.rows.reset();  // the old rows are not needed: free them before taking the larger block
+    held.rows = std::make_unique_for_overwrite<Row[]>(size_);  // uninitialized: see RowHash
+    held.capacity = size_;
+  }
+  Row* const rows = held.rows.get();
   ARROW_RETURN_NOT_OK(ParallelMap<bool>(scatter_units, [&](size_t u) -> Result<bool> {
                         std::vector<uint32_t>& next = counts[u];
                         auto [first, last] = spans_of(u);
@@ -185,8 +206,8 @@ Result<std::vector<uint8_t>> ChangeNetting::Decide(bool* any) {
                           std::vector<uint32_t> scratch;
                           bool any_here = false;
                           for (size_t p = partitions * u / units; p < partitions * (u + 1) / units; ++p) {
-                            Row* begin = rows.get() + offsets[p];
-                            Row* end = rows.get() + offsets[p + 1];
+                            Row* begin = rows + offsets[p];
+                            Row* end = rows + offsets[p + 1];
                             std::sort(begin, end, Before);
                             any_here = DecidePartition(begin, end, keyed_, decisions.data(), scratch) || any_here;
                           }

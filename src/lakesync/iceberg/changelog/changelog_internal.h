@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lakesync/formats/puffin/positions_bitmap.h"
+#include "lakesync/iceberg/changelog/change_netting.h"
 #include "lakesync/iceberg/changelog/changelog_source.h"
 #include "lakesync/iceberg/changelog/rows_ahead.h"
 #include "lakesync/iceberg/expr/expression.h"
@@ -50,6 +51,9 @@ struct ChangelogSource::Shared {
   int64_t cached_snapshot_id = -1;
   std::shared_ptr<const PlanMap> cached_plan;
   SnapshotReadStats last_stats;
+  // The memory the last snapshot's netting sorted its rows in, for the next one (change_netting.h);
+  // taken out under the mutex while a snapshot decides.
+  NettingBuffer netting_buffer;
 
   // The deleted positions of data files as the last snapshot read left them, with the delete files
   // they came from, so that the next snapshot loads only the delete files added since: with position

@@ -463,7 +463,17 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
                                       kept.side.data(), kept.side.size()));
     }
     bool any = false;
-    ARROW_ASSIGN_OR_RAISE(decisions_, netting.Decide(&any));
+    NettingBuffer buffer;
+    {
+      std::lock_guard<std::mutex> lock(shared_->mutex);
+      buffer = std::move(shared_->netting_buffer);
+    }
+    auto decided = netting.Decide(&any, &buffer);
+    {
+      std::lock_guard<std::mutex> lock(shared_->mutex);
+      if (buffer.bytes() > shared_->netting_buffer.bytes()) shared_->netting_buffer = std::move(buffer);
+    }
+    ARROW_ASSIGN_OR_RAISE(decisions_, std::move(decided));
     if (!any) {
       // Nothing cancels or pairs: every row is emitted as what it is.
       netting_ = false;
