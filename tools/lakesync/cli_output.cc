@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "lakesync/formats/parquet/parquet_properties.h"
+#include "lakesync/formats/tabular/write_behind.h"
 #include "lakesync/io/file_io.h"
 #include "lakesync/io/location.h"
 
@@ -153,7 +154,11 @@ Result<int64_t> WriteRows(const OutputArgs& args, arrow::RecordBatchReader& read
     ARROW_ASSIGN_OR_RAISE(auto location, io::NormalizeLocation(args.output));
     ARROW_ASSIGN_OR_RAISE(out, file_io->OpenOutput(location));
   }
-  ARROW_ASSIGN_OR_RAISE(auto writer, tabular::MakeRecordWriter(format, reader.schema(), out, options));
+  ARROW_ASSIGN_OR_RAISE(auto direct, tabular::MakeRecordWriter(format, reader.schema(), out, options));
+  // Rows are encoded and written while the reader makes the next ones (write_behind.h), with at most
+  // this much of them in flight.
+  constexpr int64_t kWriteBehindBytes = 64LL << 20;
+  auto writer = tabular::WriteBehind(std::move(direct), kWriteBehindBytes);
   int64_t rows = 0;
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
