@@ -63,7 +63,8 @@ TEST(WriteBehindTest, WritesTheBytesOfTheWrappedWriter) {
     ASSERT_FALSE(direct.empty());
     // One batch in flight at a time, several, and all of them.
     for (int64_t bound : {int64_t{1}, 3 * one_batch, int64_t{1} << 30}) {
-      EXPECT_EQ(WriteFile(format, 40, bound), direct) << static_cast<int>(format) << " with " << bound << " bytes behind";
+      EXPECT_EQ(WriteFile(format, 40, bound), direct)
+          << static_cast<int>(format) << " with " << bound << " bytes behind";
     }
   }
 }

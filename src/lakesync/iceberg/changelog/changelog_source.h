@@ -16,8 +16,9 @@
 // "Parallelism"). A snapshot with both deleted and inserted rows takes two passes: one hashes rows and
 // keys (128 bits each: 35 bytes per changed row with its side), decides every row by key partition
 // (change_netting.h: 40 bytes per changed row while deciding, a buffer kept for the next snapshot,
-// so as large as the largest snapshot's; then 1 byte per row until it is emitted) and keeps the changed rows while they fit 256 MiB, the other emits (from the kept rows, or
-// by reading the files again when they did not fit). The deleted positions of the data files the last
+// so as large as the largest snapshot's; then 1 byte per row until it is emitted) and keeps the
+// changed rows while they fit 256 MiB, the other emits (from the kept rows, or by reading the files
+// again when they did not fit). The deleted positions of the data files the last
 // snapshot changed are kept for the next one (one bitmap per such file). Reading several snapshots,
 // the deleted positions at the range's end (one bitmap per data file) and the rows that later
 // snapshots delete, while they fit 256 MiB (rows_ahead.h), are kept too. ReadAll and Follow prepare
