@@ -15,8 +15,9 @@ files must be kept (then the next apply deletes them).
   unknown); the sink reloads the table, finds its source position and reports success.
 - commit.before-swap=1: the answer was lost and the commit did not land; the apply fails saying so,
   keeps its files (it cannot know), and the next apply of the same position deletes them.
-- io.local-sync=1 (not at the commit: when the first streamed file is closed): the file cannot be made
-  durable; the apply fails naming it, commits nothing and deletes what it wrote.
+- io.local-sync=1 (not in the catalog call: the first streamed file's sync, which runs on the IO
+  executor and which the commit waits for before asking the catalog): the file cannot be made durable;
+  the apply fails naming it, commits nothing and deletes what it wrote.
 """
 
 from __future__ import annotations

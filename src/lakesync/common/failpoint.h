@@ -53,7 +53,8 @@ inline constexpr char kFailpointCommitBeforeSwap[] = "commit.before-swap";
 inline constexpr char kFailpointCommitPause[] = "commit.pause";
 
 // Error point of FileIO: the fsync of a local file streamed through FileIO::OpenOutput (a data, delete
-// or deletion-vector file) fails with EIO when the stream is closed.
+// or deletion-vector file) fails with EIO: in Close, or for a table's files, whose syncs run on the IO
+// executor, when the commit waits for them (io/file_syncs.h).
 inline constexpr char kFailpointLocalSync[] = "io.local-sync";
 
 namespace detail {

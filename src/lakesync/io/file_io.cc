@@ -286,7 +286,7 @@ Result<std::shared_ptr<arrow::io::RandomAccessFile>> FileIO::OpenInput(const std
 }
 
 Result<std::shared_ptr<arrow::io::OutputStream>> FileIO::OpenOutput(
-    const std::string& location) const {
+    const std::string& location, std::shared_ptr<FileSyncs> deferred_syncs) const {
   ARROW_ASSIGN_OR_RAISE(Resolved r, Resolve(location));
   if (r.kind == StorageKind::kLocal) {
     const std::string parent = std::filesystem::path(r.path).parent_path().string();
@@ -299,7 +299,9 @@ Result<std::shared_ptr<arrow::io::OutputStream>> FileIO::OpenOutput(
   auto stream = CallArrow([&] { return r.filesystem->OpenOutputStream(r.path); });
   if (!stream.ok()) return FromArrow(stream.status(), "creating", location);
   // An object store's object is durable once its upload completes; a local file only once synced.
-  if (r.kind == StorageKind::kLocal) return internal::SyncOnClose(std::move(stream).ValueUnsafe(), r.path, location);
+  if (r.kind == StorageKind::kLocal) {
+    return internal::SyncOnClose(std::move(stream).ValueUnsafe(), r.path, location, std::move(deferred_syncs));
+  }
   return std::move(stream).ValueUnsafe();
 }
 

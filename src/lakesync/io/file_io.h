@@ -27,6 +27,8 @@
 
 namespace lakesync::io {
 
+class FileSyncs;  // file_syncs.h
+
 struct FileInfo {
   // The entry's location, spelled like the location it was asked for (List keeps the prefix of
   // the listed directory: listing "file:/t" yields "file:/t/x", listing "/t" yields "/t/x").
@@ -70,7 +72,11 @@ class FileIO {
 
   // Opens a stream that creates or overwrites the file; local parent directories are created.
   // On object stores the object appears only when Close() succeeds, so check Close()'s status.
-  Result<std::shared_ptr<arrow::io::OutputStream>> OpenOutput(const std::string& location) const;
+  // A local file is synced when its stream is closed; with `deferred_syncs` the sync only starts there,
+  // on the IO executor, and deferred_syncs->Wait() reports it (file_syncs.h): call it before anything
+  // names the file.
+  Result<std::shared_ptr<arrow::io::OutputStream>> OpenOutput(
+      const std::string& location, std::shared_ptr<FileSyncs> deferred_syncs = nullptr) const;
 
   // Reads a whole file. Errors: NotFound when it does not exist.
   Result<std::string> ReadAll(const std::string& location) const;

@@ -120,13 +120,19 @@ Status SyncWrittenFile(const std::string& path, std::string_view location) {
 
 class SyncOnCloseStream : public arrow::io::OutputStream {
  public:
-  SyncOnCloseStream(std::shared_ptr<arrow::io::OutputStream> inner, std::string path, std::string location)
-      : inner_(std::move(inner)), path_(std::move(path)), location_(std::move(location)) {}
+  SyncOnCloseStream(std::shared_ptr<arrow::io::OutputStream> inner, std::string path, std::string location,
+                    std::shared_ptr<FileSyncs> deferred)
+      : inner_(std::move(inner)),
+        path_(std::move(path)),
+        location_(std::move(location)),
+        deferred_(std::move(deferred)) {}
 
   arrow::Status Close() override {
     if (inner_->closed()) return arrow::Status::OK();  // Close is idempotent; synced the first time
     ARROW_RETURN_NOT_OK(inner_->Close());
-    return SyncWrittenFile(path_, location_);
+    if (!deferred_) return SyncWrittenFile(path_, location_);
+    deferred_->Start([path = path_, location = location_] { return SyncWrittenFile(path, location); });
+    return arrow::Status::OK();
   }
   arrow::Status Abort() override { return inner_->Abort(); }
   bool closed() const override { return inner_->closed(); }
@@ -139,6 +145,7 @@ class SyncOnCloseStream : public arrow::io::OutputStream {
   std::shared_ptr<arrow::io::OutputStream> inner_;
   std::string path_;
   std::string location_;
+  std::shared_ptr<FileSyncs> deferred_;  // null: sync in Close
 };
 
 bool MeansUnsupported(int err) {
@@ -198,8 +205,10 @@ Status ReplaceLocalFile(const std::string& path, std::string_view data, std::str
 }
 
 std::shared_ptr<arrow::io::OutputStream> SyncOnClose(std::shared_ptr<arrow::io::OutputStream> stream,
-                                                     std::string path, std::string location) {
-  return std::make_shared<SyncOnCloseStream>(std::move(stream), std::move(path), std::move(location));
+                                                     std::string path, std::string location,
+                                                     std::shared_ptr<FileSyncs> deferred) {
+  return std::make_shared<SyncOnCloseStream>(std::move(stream), std::move(path), std::move(location),
+                                             std::move(deferred));
 }
 
 }  // namespace lakesync::io::internal

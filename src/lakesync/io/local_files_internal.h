@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "lakesync/common/status.h"
+#include "lakesync/io/file_syncs.h"
 
 namespace lakesync::io::internal {
 
@@ -35,8 +36,10 @@ Status ReplaceLocalFile(const std::string& path, std::string_view data, std::str
 // whole-file write above does. Why: a commit publishes metadata (synced) that names the data, delete
 // and deletion-vector files streamed through this; without the sync a power loss after the commit
 // could leave the table naming files that are empty or torn. Close() reports a failed sync as an
-// IOError naming `location`; the failpoint kFailpointLocalSync fires it on purpose.
+// IOError naming `location`; the failpoint kFailpointLocalSync fires it on purpose. With `deferred`,
+// Close() only starts the sync there and its outcome is reported by deferred->Wait() (file_syncs.h).
 std::shared_ptr<arrow::io::OutputStream> SyncOnClose(std::shared_ptr<arrow::io::OutputStream> stream,
-                                                     std::string path, std::string location);
+                                                     std::string path, std::string location,
+                                                     std::shared_ptr<FileSyncs> deferred = nullptr);
 
 }  // namespace lakesync::io::internal

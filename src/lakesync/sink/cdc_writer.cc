@@ -1127,6 +1127,10 @@ Result<StagedShard> CdcWriter::Stage(arrow::RecordBatchReader& changes, const Ap
     for (const auto& [path, t] : positions.targets()) out.positions.push_back({t.data_file, t.current_dv, t.positions});
   }
   if (dest.collapser) out.changes = dest.collapser->stats();
+  // The files are handed on to a committer that did not write them: durable first (io/file_syncs.h).
+  if (Status synced = dest.table->AwaitFileSyncs(); !synced.ok()) {
+    return fail(WithContext(synced, "applying changes to " + dest.name));
+  }
   dest.written.clear();  // handed over to the caller
   destinations_.clear();
   return out;

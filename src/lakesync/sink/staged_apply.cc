@@ -231,6 +231,8 @@ Result<StagedDeletes> WriteDeletes(const std::shared_ptr<table::Table>& pinned,
   StagedDeletes out;
   out.rows_deleted = deletes.count();
   ARROW_ASSIGN_OR_RAISE(auto files, deletes.Write(written));
+  // The files are handed on to a committer that did not write them: durable first (io/file_syncs.h).
+  ARROW_RETURN_NOT_OK(pinned->AwaitFileSyncs());
   out.added = std::move(files.added);
   out.removed = std::move(files.removed);
   return out;

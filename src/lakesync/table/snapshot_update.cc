@@ -468,6 +468,9 @@ Result<CommitResult> SnapshotUpdate::TryCommit(Attempt& attempt, int attempt_num
   updates.push_back(iceberg::AddSnapshot{snapshot});
   updates.push_back(iceberg::SetSnapshotRef{iceberg::kMainBranch, ref});
   if (!table_properties_.empty()) updates.push_back(iceberg::SetProperties{table_properties_});
+  // Every file the commit names must be durable before the catalog publishes it: the streamed files
+  // closed so far (this attempt's delete files too) were synced on the IO executor (io/file_syncs.h).
+  ARROW_RETURN_NOT_OK(table_->AwaitFileSyncs());
   Failpoint(kFailpointBeforeCommit);
   // The catalog names the new metadata file; it is recorded with this attempt's files all the same.
   std::optional<catalog::ScopedMetadataFileRecorder> recorder;

@@ -18,7 +18,7 @@ Status Table::Refresh() {
 
 Result<std::shared_ptr<arrow::io::OutputStream>> Table::OpenOutput(const std::string& location) const {
   if (pending_) ARROW_RETURN_NOT_OK(pending_->Record(location));
-  return io()->OpenOutput(location);
+  return io()->OpenOutput(location, file_syncs_);
 }
 
 Status Table::WriteFile(const std::string& location, std::string_view data) const {
@@ -29,9 +29,10 @@ Status Table::WriteFile(const std::string& location, std::string_view data) cons
 std::function<Result<std::shared_ptr<arrow::io::OutputStream>>(const std::string&)> Table::Outputs() const {
   auto io = this->io();
   auto pending = pending_;
-  return [io, pending](const std::string& location) -> Result<std::shared_ptr<arrow::io::OutputStream>> {
+  auto syncs = file_syncs_;
+  return [io, pending, syncs](const std::string& location) -> Result<std::shared_ptr<arrow::io::OutputStream>> {
     if (pending) ARROW_RETURN_NOT_OK(pending->Record(location));
-    return io->OpenOutput(location);
+    return io->OpenOutput(location, syncs);
   };
 }
 

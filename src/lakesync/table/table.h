@@ -11,6 +11,7 @@
 
 #include "lakesync/catalog/catalog.h"
 #include "lakesync/io/file_io.h"
+#include "lakesync/io/file_syncs.h"
 
 namespace lakesync::table {
 
@@ -46,6 +47,10 @@ class Table {
   Status WriteFile(const std::string& location, std::string_view data) const;
   // OpenOutput as a factory for the writers in iceberg/write.
   std::function<Result<std::shared_ptr<arrow::io::OutputStream>>(const std::string&)> Outputs() const;
+  // Local files streamed through OpenOutput/Outputs are synced on the IO executor once closed, not in
+  // Close (io/file_syncs.h); this waits for those syncs and reports the first that failed. Whatever
+  // names the files (SnapshotUpdate's commit, a staged write handing them on) calls it first.
+  Status AwaitFileSyncs() const { return file_syncs_->Wait(); }
   // A distinct stem for the name of a new file (or for a writer's files, numbered after it): with a
   // pending-files record, one its token names, so that files directly in the metadata directory or the
   // data location need no record write first (PendingFiles::NewStem); without, a fresh UUID.
@@ -59,6 +64,8 @@ class Table {
   std::shared_ptr<catalog::Catalog> catalog_;
   catalog::LoadedTable loaded_;
   std::shared_ptr<class PendingFiles> pending_;
+  // Shared with the streams opened through this table (and with copies of it).
+  std::shared_ptr<io::FileSyncs> file_syncs_ = std::make_shared<io::FileSyncs>();
 };
 
 }  // namespace lakesync::table

@@ -17,6 +17,7 @@
 
 #include "lakesync/common/failpoint.h"
 #include "lakesync/io/file_io.h"
+#include "lakesync/io/file_syncs.h"
 #include "lakesync/io/local_files_internal.h"
 
 namespace lakesync::io {
@@ -158,6 +159,38 @@ TEST_F(FileIOLocalTest, ClosingAStreamedFileSyncsItAndReportsAFailedSync) {
   ASSERT_TRUE((*next)->Write("def", 3).ok());
   ASSERT_TRUE((*next)->Close().ok());
   EXPECT_EQ(ReadWithStd(Path("data/b.parquet")), "def");
+}
+
+// With a FileSyncs group (how a table's data, delete and deletion-vector files are opened), Close only
+// starts the sync on the IO executor; Wait reports the outcome: the first failure in the order the files
+// were closed, naming that file, and then forgets it, so the next write of the same writer starts clean.
+TEST_F(FileIOLocalTest, ADeferredSyncIsReportedByWaitNotByClose) {
+  struct Disarm {
+    ~Disarm() { (void)SetFailpoints(""); }
+  } disarm;
+  auto syncs = std::make_shared<FileSyncs>();
+  ASSERT_TRUE(SetFailpoints(std::string(kFailpointLocalSync) + "=always").ok());
+  for (const char* name : {"data/first.parquet", "data/second.parquet", "data/third.parquet"}) {
+    auto out = io_->OpenOutput(Uri(name), syncs);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_TRUE((*out)->Write(name, 4).ok());
+    const Status closed = (*out)->Close();
+    EXPECT_TRUE(closed.ok()) << "the sync's failure belongs to Wait: " << closed.ToString();
+    EXPECT_TRUE((*out)->closed());
+  }
+  const Status failed = syncs->Wait();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("syncing " + Uri("data/first.parquet")), std::string::npos) << failed.ToString();
+  EXPECT_TRUE(syncs->Wait().ok()) << "a reported failure is forgotten";
+
+  ASSERT_TRUE(SetFailpoints("").ok());
+  auto next = io_->OpenOutput(Uri("data/fourth.parquet"), syncs);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  ASSERT_TRUE((*next)->Write("data", 4).ok());
+  ASSERT_TRUE((*next)->Close().ok());
+  EXPECT_TRUE(syncs->Wait().ok());
+  EXPECT_EQ(ReadWithStd(Path("data/fourth.parquet")), "data");
+  EXPECT_EQ(ReadWithStd(Path("data/first.parquet")), "data");  // written all the same; only the sync failed
 }
 
 // Output streamed to a device (`lakesync changes --output /dev/null`) closes cleanly: only regular
