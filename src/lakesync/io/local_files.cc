@@ -100,8 +100,11 @@ void SyncDir(const std::filesystem::path& dir) {
 }
 
 // fsync of a file already written and closed by someone else (Arrow's stream): Linux syncs an inode's
-// dirty pages through any descriptor, a read-only one included.
-Status SyncWrittenFile(const std::string& path, std::string_view location) {
+// dirty pages through any descriptor, a read-only one included. `gone_is_done`: a deferred sync
+// (io/file_syncs.h) may run after its file was deleted, by a commit attempt that failed before it
+// waited for its syncs and removed what it wrote; no commit can name that file, so there is nothing
+// to make durable.
+Status SyncWrittenFile(const std::string& path, std::string_view location, bool gone_is_done) {
   if (FailpointFires(kFailpointLocalSync)) return ErrnoError(EIO, "syncing", location);
   // Only a regular file has content on disk to make durable. A device or a pipe (`--output
   // /dev/null`, a FIFO) has none: fsync of /dev/null fails with EINVAL, and opening a FIFO to sync it
@@ -109,6 +112,7 @@ Status SyncWrittenFile(const std::string& path, std::string_view location) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return Status::OK();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && gone_is_done) return Status::OK();
   if (fd < 0) return ErrnoError(errno, "opening to sync", location);
   const int rc = ::fsync(fd);
   const int err = errno;
@@ -130,8 +134,8 @@ class SyncOnCloseStream : public arrow::io::OutputStream {
   arrow::Status Close() override {
     if (inner_->closed()) return arrow::Status::OK();  // Close is idempotent; synced the first time
     ARROW_RETURN_NOT_OK(inner_->Close());
-    if (!deferred_) return SyncWrittenFile(path_, location_);
-    deferred_->Start([path = path_, location = location_] { return SyncWrittenFile(path, location); });
+    if (!deferred_) return SyncWrittenFile(path_, location_, /*gone_is_done=*/false);
+    deferred_->Start([path = path_, location = location_] { return SyncWrittenFile(path, location, true); });
     return arrow::Status::OK();
   }
   arrow::Status Abort() override { return inner_->Abort(); }

@@ -2,6 +2,8 @@
 // file_io.h; the files are checked independently with std::filesystem and std::ifstream.
 #include <arrow/buffer.h>
 #include <arrow/io/interfaces.h>
+#include <arrow/util/future.h>
+#include <arrow/util/thread_pool.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -191,6 +193,36 @@ TEST_F(FileIOLocalTest, ADeferredSyncIsReportedByWaitNotByClose) {
   EXPECT_TRUE(syncs->Wait().ok());
   EXPECT_EQ(ReadWithStd(Path("data/fourth.parquet")), "data");
   EXPECT_EQ(ReadWithStd(Path("data/first.parquet")), "data");  // written all the same; only the sync failed
+}
+
+// A failed commit attempt deletes the files it wrote, possibly before the IO executor ran their
+// syncs: the sync of a file that is gone is not a failure a later attempt's Wait should see. Every IO
+// thread is held busy so the sync runs only after the delete, whatever the timing.
+TEST_F(FileIOLocalTest, ASyncThatFindsItsFileDeletedIsNotAFailure) {
+  auto* executor = arrow::io::default_io_context().executor();
+  arrow::Future<> release = arrow::Future<>::Make();
+  std::vector<arrow::Future<>> blockers;
+  for (int i = 0; i < executor->GetCapacity(); ++i) {
+    auto blocker = executor->Submit([release] { return release.status(); });
+    ASSERT_TRUE(blocker.ok()) << blocker.status().ToString();
+    blockers.push_back(*blocker);
+  }
+  struct Release {
+    arrow::Future<>& release;
+    ~Release() {
+      if (!release.is_finished()) release.MarkFinished();
+    }
+  } release_on_exit{release};
+  auto syncs = std::make_shared<FileSyncs>();
+  auto out = io_->OpenOutput(Uri("data/abandoned.parquet"), syncs);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_TRUE((*out)->Write("data", 4).ok());
+  ASSERT_TRUE((*out)->Close().ok());
+  ASSERT_TRUE(io_->Delete(Uri("data/abandoned.parquet")).ok());
+  release.MarkFinished();
+  for (auto& blocker : blockers) ASSERT_TRUE(blocker.status().ok());
+  const Status waited = syncs->Wait();
+  EXPECT_TRUE(waited.ok()) << waited.ToString();
 }
 
 // Output streamed to a device (`lakesync changes --output /dev/null`) closes cleanly: only regular
