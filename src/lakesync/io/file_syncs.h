@@ -34,6 +34,10 @@ class FileSyncs {
   // Waits for every sync started so far and forgets them; returns OK or the first failure in the order
   // they were started (each failure names its file). Syncs started meanwhile by other threads are
   // waited for by the next call.
+  // One committer per group at a time: a failure is handed to the first caller that waits, so two
+  // threads committing through one owner (one table::Table) at once could see it split, one of them
+  // OK. No caller does that today (each retry loop and staged write owns its Table); sharing an owner
+  // between concurrent committers needs a group per committer or failures kept per file.
   Status Wait();
 
  private:

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "avro_test_util.h"
+#include "temp_dir_test_util.h"
 #include "lakesync/formats/avro/avro_codec.h"
 #include "lakesync/formats/avro/avro_file_reader.h"
 #include "lakesync/formats/avro/avro_file_writer.h"
@@ -161,9 +162,7 @@ Status ReadRowsOf(std::string_view bytes) {
 }
 
 std::filesystem::path TempPath(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("lakesync_avro_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir / name;
+  return lakesync::testing::ProcessTempDir("lakesync_avro_test_" + std::to_string(::getpid())) / name;
 }
 
 TEST(AvroSchemaTest, KeepsIcebergIdsAndLogicalTypes) {

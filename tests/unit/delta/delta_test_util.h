@@ -9,6 +9,7 @@
 #include <string>
 
 #include "lakesync/common/status.h"
+#include "temp_dir_test_util.h"
 
 #define ASSERT_OK(expr)                      \
   do {                                       \
@@ -22,9 +23,9 @@
 
 namespace lakesync::delta::testing {
 
+// A fresh, empty folder for this process, removed when it exits.
 inline std::string ScratchDir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("lakesync-delta-unit-" + std::to_string(::getpid()) + "-" + name);
+  const auto dir = lakesync::testing::ProcessTempDir("lakesync-delta-unit-" + std::to_string(::getpid()) + "-" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

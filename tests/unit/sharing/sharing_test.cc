@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "status_test_util.h"
+#include "temp_dir_test_util.h"
 #include "lakesync/delta/delta_table.h"
 #include "lakesync/http/client.h"
 #include "lakesync/http/server.h"
@@ -195,8 +196,7 @@ TEST(PredicateTest, PrunesByPartitionValuesAndStats) {
 // ---- Server and client together ----
 
 std::string ExtractCorpus(const std::string& archive) {
-  auto dir = std::filesystem::temp_directory_path() / ("lakesync-sharing-unit-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const auto dir = lakesync::testing::ProcessTempDir("lakesync-sharing-unit-" + std::to_string(::getpid()));
   const std::string cmd = "tar --zstd -xf " LAKESYNC_SHARED_DIR "/corpora/delta-cdf/" + archive + ".tar.zst -C " +
                           dir.string();
   if (std::system(cmd.c_str()) != 0) return "";
