@@ -69,6 +69,30 @@ def run_quickstart_job(lakesync: Path, work: Path) -> None:
     assert sorted(int(line.split(",")[scanned.splitlines()[0].split(",").index("order_id")]) for line in body) == ids
 
 
+def runpath_entries(binary: Path) -> list[str]:
+    dynamic = subprocess.run(["readelf", "-d", str(binary)], capture_output=True, text=True, check=True).stdout
+    found = re.search(r"\((?:RUNPATH|RPATH)\)\s+Library r(?:un)?path: \[(.*)\]", dynamic)
+    assert found, f"{binary} has no RUNPATH:\n{dynamic}"
+    return found.group(1).split(":")
+
+
+def test_the_build_trees_binary_never_loads_libraries_from_the_working_directory(tmp_path):
+    """An empty RUNPATH entry (CMake pads the build tree's RUNPATH with ':' when it rewrites it at
+    install) is the working directory to the loader: started in a folder holding a libc.so.6,
+    build/lakesync would have loaded that one."""
+    binary = BUILD / "lakesync"
+    entries = runpath_entries(binary)
+    assert "" not in entries, f"{binary} searches the working directory for libraries: {entries}"
+    strace = shutil.which("strace")
+    if strace is None:
+        return
+    trace = tmp_path / "trace"
+    subprocess.run([strace, "-f", "-e", "trace=openat", "-o", str(trace), str(binary), "--version"],
+                   cwd=tmp_path, capture_output=True, check=True)
+    relative = [line for line in trace.read_text().splitlines() if re.search(r'openat\(AT_FDCWD, "[^/]', line)]
+    assert not relative, "libraries looked up relative to the working directory:\n" + "\n".join(relative[:5])
+
+
 def test_installed_tree_runs_after_a_move_with_a_clean_environment(tmp_path):
     first, moved = tmp_path / "prefix", tmp_path / "moved" / "lakesync"
     done = subprocess.run(["cmake", "--install", str(BUILD), "--prefix", str(first), "--strip"],
