@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "lakesync/change/change_kind.h"
+#include "lakesync/common/constant_column.h"
 #include "lakesync/common/executor.h"
 #include "lakesync/delta/actions.h"
 #include "lakesync/delta/file_reader_internal.h"
@@ -113,9 +114,14 @@ struct ReadShared {
 };
 
 // What the units of one file share (parquet_io::RowGroupUnits): its task and partition values.
+// A file's constant columns are made once for all its batches (common/constant_column.h); its units
+// assemble batches on several threads at once.
 struct PlannedTask {
   const ReadTask* task = nullptr;
-  std::vector<std::shared_ptr<arrow::Scalar>> partition_scalars;  // partition columns are constant per file
+  std::vector<std::unique_ptr<ConstantColumn>> partition_columns;  // by output column; null where read
+  std::unique_ptr<ConstantColumn> change_type;                     // data files of a change feed
+  std::unique_ptr<ConstantColumn> commit_version;
+  std::unique_ptr<ConstantColumn> commit_timestamp;
 };
 
 using UnitBatches = std::vector<std::shared_ptr<arrow::RecordBatch>>;
@@ -189,7 +195,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> Assemble(const ReadShared& shared, c
   for (int i : shared.selected) {
     const auto& type = schema.output->field(i)->type();
     if (schema.read_index[i] < 0) {
-      ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(*file.partition_scalars[i], rows));
+      ARROW_ASSIGN_OR_RAISE(auto arr, file.partition_columns[i]->Get(rows));
       columns.push_back(std::move(arr));
     } else {
       LS_ASSIGN_OR_RAISE_CTX(auto data, Retype(batch->column(schema.read_index[i])->data(), type), "{}", What(task));
@@ -200,7 +206,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> Assemble(const ReadShared& shared, c
     switch (c) {
       case MetaColumn::kChangeType: {
         if (!task.is_cdc) {
-          ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(arrow::StringScalar(task.change_type), rows));
+          ARROW_ASSIGN_OR_RAISE(auto arr, file.change_type->Get(rows));
           columns.push_back(std::move(arr));
         } else {
           auto col = batch->column(shared.change_type_index);
@@ -212,13 +218,12 @@ Result<std::shared_ptr<arrow::RecordBatch>> Assemble(const ReadShared& shared, c
         break;
       }
       case MetaColumn::kCommitVersion: {
-        ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(arrow::Int64Scalar(task.version), rows));
+        ARROW_ASSIGN_OR_RAISE(auto arr, file.commit_version->Get(rows));
         columns.push_back(std::move(arr));
         break;
       }
       case MetaColumn::kCommitTimestamp: {
-        arrow::TimestampScalar ts(task.commit_timestamp_ms * 1000, arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"));
-        ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(ts, rows));
+        ARROW_ASSIGN_OR_RAISE(auto arr, file.commit_timestamp->Get(rows));
         columns.push_back(std::move(arr));
         break;
       }
@@ -252,7 +257,17 @@ TaskUnits::Hooks TaskHooks(std::shared_ptr<const ReadShared> shared, const std::
     ARROW_ASSIGN_OR_RAISE(planned.reader, OpenTaskFile(*shared, task, std::nullopt));
     auto file = std::make_shared<PlannedTask>();
     file->task = &task;
-    ARROW_ASSIGN_OR_RAISE(file->partition_scalars, PartitionScalars(*shared, task));
+    ARROW_ASSIGN_OR_RAISE(auto partition_scalars, PartitionScalars(*shared, task));
+    const int64_t rows = shared->options.batch_size;
+    for (auto& scalar : partition_scalars) {
+      file->partition_columns.push_back(scalar ? std::make_unique<ConstantColumn>(std::move(scalar), rows) : nullptr);
+    }
+    file->change_type = std::make_unique<ConstantColumn>(std::make_shared<arrow::StringScalar>(task.change_type), rows);
+    file->commit_version = std::make_unique<ConstantColumn>(std::make_shared<arrow::Int64Scalar>(task.version), rows);
+    file->commit_timestamp = std::make_unique<ConstantColumn>(
+        std::make_shared<arrow::TimestampScalar>(task.commit_timestamp_ms * 1000,
+                                                 arrow::timestamp(arrow::TimeUnit::MICRO, "UTC")),
+        rows);
     planned.row_groups = planned.reader->selected_row_groups();
     planned.file = std::move(file);
     return std::optional<TaskUnits::Planned>(std::move(planned));

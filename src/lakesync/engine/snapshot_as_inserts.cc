@@ -3,6 +3,8 @@
 #include <arrow/api.h>
 #include <arrow/compute/cast.h>
 
+#include "lakesync/common/constant_column.h"
+
 namespace lakesync::engine {
 namespace {
 
@@ -10,7 +12,9 @@ class SnapshotAsInsertsReader : public arrow::RecordBatchReader {
  public:
   SnapshotAsInsertsReader(std::shared_ptr<arrow::RecordBatchReader> rows, std::shared_ptr<arrow::Schema> schema,
                           std::vector<std::shared_ptr<arrow::Scalar>> constants)
-      : rows_(std::move(rows)), schema_(std::move(schema)), constants_(std::move(constants)) {}
+      : rows_(std::move(rows)), schema_(std::move(schema)) {
+    for (auto& value : constants) constants_.push_back(std::make_unique<ConstantColumn>(std::move(value)));
+  }
   std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
   Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
     std::shared_ptr<arrow::RecordBatch> batch;
@@ -31,8 +35,8 @@ class SnapshotAsInsertsReader : public arrow::RecordBatchReader {
       }
       arrays.push_back(std::move(column));
     }
-    for (const auto& value : constants_) {
-      ARROW_ASSIGN_OR_RAISE(auto array, arrow::MakeArrayFromScalar(*value, batch->num_rows()));
+    for (const auto& constant : constants_) {
+      ARROW_ASSIGN_OR_RAISE(auto array, constant->Get(batch->num_rows()));
       arrays.push_back(std::move(array));
     }
     *out = arrow::RecordBatch::Make(schema_, batch->num_rows(), std::move(arrays));
@@ -42,7 +46,7 @@ class SnapshotAsInsertsReader : public arrow::RecordBatchReader {
  private:
   std::shared_ptr<arrow::RecordBatchReader> rows_;
   std::shared_ptr<arrow::Schema> schema_;
-  std::vector<std::shared_ptr<arrow::Scalar>> constants_;
+  std::vector<std::unique_ptr<ConstantColumn>> constants_;  // made once, sliced per batch
 };
 
 }  // namespace

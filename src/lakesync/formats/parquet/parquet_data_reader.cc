@@ -22,6 +22,7 @@
 
 #include "lakesync/formats/parquet/arrow_layout_internal.h"
 #include "lakesync/formats/parquet/arrow_literal.h"
+#include "lakesync/common/constant_column.h"
 #include "lakesync/formats/parquet/parquet_stats_internal.h"
 #include "lakesync/formats/parquet/schema_projection.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
@@ -36,7 +37,7 @@ struct ParquetDataReader::Plan {
     std::shared_ptr<arrow::DataType> target_type;
     bool present = false;
     std::string file_name;                  // the field's name in the file at this level
-    std::shared_ptr<arrow::Scalar> fill;    // value for every row when absent
+    std::shared_ptr<const ConstantColumn> fill;  // value for every row when absent, made once per file
     std::vector<Node> children;             // struct fields; list {element}; map {key, value}
   };
   struct StatColumn {
@@ -125,10 +126,16 @@ class PlanBuilder {
  public:
   PlanBuilder(bool by_id, std::string location, const ParquetReadOptions& options)
       : by_id_(by_id), location_(std::move(location)), constants_(options.constants),
-        v3_promotions_(options.v3_promotions), convert_by_value_(options.convert_by_value) {}
+        v3_promotions_(options.v3_promotions), convert_by_value_(options.convert_by_value),
+        batch_size_(options.batch_size), pool_(options.pool) {}
 
   std::vector<int> leaves;
   std::vector<Plan::StatColumn> stats;
+
+  // The column an absent field reads as: one value, made once for the file's batches.
+  std::shared_ptr<const ConstantColumn> Fill(std::shared_ptr<arrow::Scalar> value) const {
+    return std::make_shared<const ConstantColumn>(std::move(value), batch_size_, pool_);
+  }
 
   // Builds the node for `target` matched to `file` (nullptr when absent).
   Result<Node> Build(const iceberg::NestedField& target, const arrow::Field* file, int first_leaf,
@@ -140,18 +147,20 @@ class PlanBuilder {
       if (auto it = constants_.find(target.id); it != constants_.end() && !it->second.is_null()) {
         LS_ASSIGN_OR_RAISE_CTX(auto lit, iceberg::PromoteLiteral(it->second, *target.type),
                                "{}: the partition value of column '{}'", location_, path);
-        LS_ASSIGN_OR_RAISE_CTX(node.fill, LiteralToScalar(lit, *target.type), "{}: the partition value of column '{}'",
+        LS_ASSIGN_OR_RAISE_CTX(auto value, LiteralToScalar(lit, *target.type), "{}: the partition value of column '{}'",
                                location_, path);
+        node.fill = Fill(std::move(value));
       } else if (target.initial_default && !target.initial_default->is_null()) {
         LS_ASSIGN_OR_RAISE_CTX(auto lit, iceberg::Literal::FromJson(*target.type, *target.initial_default),
                                "initial-default of column '{}'", path);
-        LS_ASSIGN_OR_RAISE_CTX(node.fill, LiteralToScalar(lit, *target.type), "initial-default of column '{}'", path);
+        LS_ASSIGN_OR_RAISE_CTX(auto value, LiteralToScalar(lit, *target.type), "initial-default of column '{}'", path);
+        node.fill = Fill(std::move(value));
       } else {
         if (target.required && target.type->id() != TypeId::kUnknown) {
           return InvalidArgument("{}: required column '{}' (id {}) is missing and has no partition value or "
                                  "initial-default", location_, path, target.id);
         }
-        node.fill = arrow::MakeNullScalar(node.target_type);
+        node.fill = Fill(arrow::MakeNullScalar(node.target_type));
       }
       return node;
     }
@@ -246,12 +255,14 @@ class PlanBuilder {
   const std::map<int32_t, iceberg::Literal>& constants_;
   bool v3_promotions_;
   bool convert_by_value_;
+  int64_t batch_size_;
+  arrow::MemoryPool* pool_;
 };
 
 Result<std::shared_ptr<arrow::ArrayData>> ConvertNode(const Node& node, const std::shared_ptr<arrow::ArrayData>& file,
                                                       int64_t length, arrow::MemoryPool* pool) {
   if (!node.present || file == nullptr) {
-    ARROW_ASSIGN_OR_RAISE(auto arr, arrow::MakeArrayFromScalar(*node.fill, length, pool));
+    ARROW_ASSIGN_OR_RAISE(auto arr, node.fill->Get(length));
     return arr->data();
   }
   const iceberg::Type& ttype = *node.target->type;

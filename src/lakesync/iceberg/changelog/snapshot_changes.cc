@@ -23,6 +23,7 @@
 
 #include "lakesync/iceberg/model/arrow_schema.h"
 #include "lakesync/change/change_kind.h"
+#include "lakesync/common/constant_column.h"
 #include "lakesync/common/executor.h"
 #include "lakesync/formats/parquet/parquet_data_reader.h"
 #include "lakesync/iceberg/changelog/change_netting.h"
@@ -564,25 +565,25 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
         scalar = std::make_shared<arrow::TimestampScalar>(snapshot.timestamp_ms * 1000,
                                                           out_schema.GetFieldByName(name)->type());
       }
-      ARROW_ASSIGN_OR_RAISE(auto array, ConstantColumn(m, *scalar, rows));
+      ARROW_ASSIGN_OR_RAISE(auto array, Constant(m, std::move(scalar), rows));
       columns.push_back(std::move(array));
     }
     return arrow::RecordBatch::Make(shared_->output_schema, rows, std::move(columns));
   }
 
-  // The metadata columns but _change_type hold one value for the whole snapshot: each is made once,
-  // as long as the longest batch so far (at least batch_rows), and sliced for every batch. Made per
-  // batch, Arrow copied the value row by row: 1.7% of the changelog's CPU in perf. Emit runs on the
-  // executor, so the arrays are made under a lock.
-  Result<std::shared_ptr<arrow::Array>> ConstantColumn(size_t metadata_column, const arrow::Scalar& value,
-                                                       int64_t rows) const {
-    std::lock_guard<std::mutex> lock(constants_mutex_);
-    if (constants_.size() <= metadata_column) constants_.resize(metadata_column + 1);
-    std::shared_ptr<arrow::Array>& made = constants_[metadata_column];
-    if (!made || made->length() < rows) {
-      ARROW_ASSIGN_OR_RAISE(made, arrow::MakeArrayFromScalar(value, std::max(rows, shared_->batch_rows)));
+  // The metadata columns but _change_type hold one value for the whole snapshot: each is made once
+  // and sliced for every batch (common/constant_column.h). Emit runs on the executor, hence the lock.
+  Result<std::shared_ptr<arrow::Array>> Constant(size_t metadata_column, std::shared_ptr<arrow::Scalar> value,
+                                                 int64_t rows) const {
+    const ConstantColumn* column = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(constants_mutex_);
+      if (constants_.size() <= metadata_column) constants_.resize(metadata_column + 1);
+      auto& made = constants_[metadata_column];
+      if (!made) made = std::make_unique<ConstantColumn>(std::move(value), shared_->batch_rows);
+      column = made.get();
     }
-    return made->Slice(0, rows);
+    return column->Get(rows);
   }
 
   std::shared_ptr<ChangelogSource::Shared> shared_;
@@ -609,7 +610,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   std::string current_path_;
   SnapshotReadStats stats_;
   mutable std::mutex constants_mutex_;
-  mutable std::vector<std::shared_ptr<arrow::Array>> constants_;  // by metadata column (ConstantColumn)
+  mutable std::vector<std::unique_ptr<ConstantColumn>> constants_;  // by metadata column (Constant)
 };
 
 using KnownPositions = ChangelogSource::Shared::KnownPositions;
