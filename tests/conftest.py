@@ -24,8 +24,13 @@ def _find_shared() -> Path:
 os.environ.setdefault("LAKESYNC_BUILD_DIR", str(REPO / "build"))
 os.environ.setdefault("LAKESYNC_SHARED_DIR", str(_find_shared()))
 # `lakesync run` keeps its run history (for `lakesync status`) under LAKESYNC_STATE_DIR; tests never
-# write into the user's ~/.local/state.
-os.environ.setdefault("LAKESYNC_STATE_DIR", tempfile.mkdtemp(prefix="lakesync-test-state-"))
+# write into the user's ~/.local/state. A folder made here is removed when the session ends.
+if "LAKESYNC_STATE_DIR" not in os.environ:
+    import atexit
+    import shutil
+
+    os.environ["LAKESYNC_STATE_DIR"] = tempfile.mkdtemp(prefix="lakesync-test-state-")
+    atexit.register(shutil.rmtree, os.environ["LAKESYNC_STATE_DIR"], ignore_errors=True)
 
 
 # --- PostgreSQL (the SQL catalog's shared-deployment database) -------------------------------------
