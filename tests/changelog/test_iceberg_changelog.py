@@ -362,6 +362,37 @@ def test_lakesync_apply_written(tmp_path, version, strategy):
     assert_changelog(got, want, f"lakesync apply v{version} {strategy}")
     assert key == [0], "apply declares the equality columns as identifier fields"
     assert {k[0] for c in got.values() for k in c} == {"INSERT", "DELETE", "UPDATE_BEFORE", "UPDATE_AFTER"}
+    check_parquet_output(cli, name, got_rows, tmp_path)
+
+
+def check_parquet_output(cli: O.Cli, name: str, rows: list[dict], tmp_path: Path) -> None:
+    """`--format parquet` holds the JSON Lines rows, in order, with _change_type a string column (the
+    writer takes it as codes: ChangelogOptions::change_type_as_dictionary), its statistics those of the
+    values, and the same bytes at one and two threads."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    files = []
+    for threads in (1, 2):
+        out = tmp_path / f"changes-{threads}.parquet"
+        cli.ok("--threads", threads, "changes", "--source", "iceberg", "--table", name, "--format", "parquet",
+               "--output", out)
+        files.append(out.read_bytes())
+    assert files[0] == files[1], "the Parquet output differs between one and two threads"
+    table = pq.read_table(tmp_path / "changes-1.parquet")
+    assert str(table.schema.field("_change_type").type) == "string", table.schema
+    assert not table.schema.field("_change_type").nullable
+    assert table.column("_change_type").to_pylist() == [r["_change_type"] for r in rows]
+    for column in ("id", "v", "_commit_snapshot_id", "_change_ordinal"):
+        assert table.column(column).to_pylist() == [r[column] for r in rows], column
+    metadata = pq.ParquetFile(tmp_path / "changes-1.parquet").metadata
+    at = table.schema.get_field_index("_change_type")
+    first = 0
+    for g in range(metadata.num_row_groups):
+        chunk = metadata.row_group(g).column(at)
+        values = [r["_change_type"] for r in rows[first:first + metadata.row_group(g).num_rows]]
+        first += metadata.row_group(g).num_rows
+        assert chunk.statistics.has_min_max and (chunk.statistics.min, chunk.statistics.max) == (min(values), max(values))
+        assert chunk.statistics.null_count == 0
+        assert "RLE_DICTIONARY" in chunk.encodings, chunk.encodings
 
 
 # ---------------------------------------------------------------------------------------------

@@ -69,7 +69,10 @@ Status WritePositionFile(const changelog::ChangelogSource& source, const std::st
                                         fmt::format("{}:{}\n", snapshot.sequence_number, snapshot.snapshot_id));
 }
 
-Result<std::unique_ptr<changelog::ChangelogSource>> OpenSource(const ChangesArgs& a, const GlobalOptions& global) {
+// `parquet_output`: the rows go to the CLI's Parquet writer, which takes _change_type as codes
+// (ChangelogOptions::change_type_as_dictionary); every other consumer gets the names.
+Result<std::unique_ptr<changelog::ChangelogSource>> OpenSource(const ChangesArgs& a, const GlobalOptions& global,
+                                                               bool parquet_output = false) {
   if (a.start_version) return InvalidArgument("--start-version is a Delta flag; for Iceberg use --start-snapshot-id");
   if (a.end_version) return InvalidArgument("--end-version is a Delta flag; for Iceberg use --end-snapshot-id");
   if (a.start_snapshot_id && !a.start_timestamp.empty()) {
@@ -82,6 +85,7 @@ Result<std::unique_ptr<changelog::ChangelogSource>> OpenSource(const ChangesArgs
     return InvalidArgument("--starting-strategy cannot be combined with --start-snapshot-id or --start-timestamp");
   }
   changelog::ChangelogOptions o;
+  o.change_type_as_dictionary = parquet_output;
   o.start_snapshot_id = a.start_snapshot_id;
   o.start_inclusive = true;  // Beam's from_snapshot; `latest` includes the current snapshot
   o.end_snapshot_id = a.end_snapshot_id;
@@ -172,12 +176,13 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenIcebergChanges(const Chang
 }
 
 Status RunIcebergChanges(const ChangesArgs& args, const GlobalOptions& global) {
-  ARROW_RETURN_NOT_OK(OutputFormat(args.out).status());
+  ARROW_ASSIGN_OR_RAISE(const auto format, OutputFormat(args.out));
   if (args.limit && !args.position_file.empty()) {
     return InvalidArgument("--limit cannot be combined with --position-file: the file would record a snapshot "
                            "whose rows were not all written");
   }
-  ARROW_ASSIGN_OR_RAISE(auto source, OpenSource(args, global));
+  ARROW_ASSIGN_OR_RAISE(auto source,
+                        OpenSource(args, global, !args.follow && format == tabular::Format::kParquet));
   if (args.follow) return Follow(args, *source);
   ARROW_ASSIGN_OR_RAISE(auto pending, source->Pending());
   ARROW_ASSIGN_OR_RAISE(std::shared_ptr<arrow::RecordBatchReader> reader, source->ReadAll());

@@ -223,6 +223,8 @@ std::vector<std::string> ColumnsWithoutDictionaryGain(const arrow::RecordBatch& 
     switch (type.id()) {
       case arrow::Type::BOOL:
         continue;  // Arrow never dictionary-encodes booleans
+      case arrow::Type::DICTIONARY:
+        continue;  // already a dictionary: Arrow's writer keeps its codes
       case arrow::Type::DECIMAL128:
       case arrow::Type::DECIMAL256: {
         const int32_t precision = static_cast<const arrow::DecimalType&>(type).precision();

@@ -34,6 +34,10 @@ struct ChangelogSource::Shared {
   iceberg::BoundExpr filter = iceberg::BoundExpr::AlwaysTrue();
   std::vector<std::string> metadata_columns;
   std::shared_ptr<arrow::Schema> output_schema;
+  // The schema of the emitted batches: output_schema, or with _change_type as a dictionary of
+  // change_type_names (ChangelogOptions::change_type_as_dictionary).
+  std::shared_ptr<arrow::Schema> emitted_schema;
+  std::shared_ptr<arrow::Array> change_type_names;  // ChangeKindName of each ChangeKind, in enum order; or null
   int64_t batch_rows = 64 * 1024;
   int64_t cache_budget_bytes = 256LL << 20;  // ChangelogOptions::cache_budget_bytes
   // Rows read for one snapshot that a later snapshot of the range deletes (rows_ahead.h).

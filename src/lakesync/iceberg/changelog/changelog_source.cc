@@ -2,6 +2,7 @@
 // streaming readers. Reading one snapshot's change set is in snapshot_changes.cc.
 #include "lakesync/iceberg/changelog/changelog_source.h"
 
+#include <arrow/builder.h>
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "lakesync/change/change_kind.h"
 #include "lakesync/common/executor.h"
 #include "lakesync/common/logging.h"
 #include "lakesync/iceberg/changelog/changelog_internal.h"
@@ -305,6 +307,19 @@ Result<std::unique_ptr<ChangelogSource>> ChangelogSource::Make(std::shared_ptr<t
     ARROW_ASSIGN_OR_RAISE(arrow_out, arrow_out->AddField(arrow_out->num_fields(), arrow::field(name, type, false)));
   }
   shared->output_schema = arrow_out;
+  shared->emitted_schema = arrow_out;
+  if (const int at = arrow_out->GetFieldIndex(kChangeTypeColumn); at >= 0 && options.change_type_as_dictionary) {
+    arrow::StringBuilder names;
+    // Index i names the kind whose value is i (Emit appends static_cast<int8_t>(kind)).
+    using change::ChangeKind;
+    for (auto kind : {ChangeKind::kInsert, ChangeKind::kUpdateBefore, ChangeKind::kUpdateAfter, ChangeKind::kDelete}) {
+      ARROW_RETURN_NOT_OK(names.Append(change::ChangeKindName(kind)));
+    }
+    ARROW_ASSIGN_OR_RAISE(shared->change_type_names, names.Finish());
+    ARROW_ASSIGN_OR_RAISE(shared->emitted_schema,
+                          arrow_out->SetField(at, arrow::field(kChangeTypeColumn,
+                                                               arrow::dictionary(arrow::int8(), arrow::utf8()), false)));
+  }
   shared->metadata_columns = options.metadata_columns;
   shared->batch_rows = options.batch_rows;
   shared->cache_budget_bytes = options.cache_budget_bytes;

@@ -498,10 +498,17 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
                                                    EmitStats& stats) const {
     const auto& batch = *sided.batch;
     arrow::Int64Builder indices;
-    arrow::StringBuilder kinds;
     ARROW_RETURN_NOT_OK(indices.Reserve(sided.changed));
-    ARROW_RETURN_NOT_OK(kinds.Reserve(sided.changed));
-    ARROW_RETURN_NOT_OK(kinds.ReserveData(sided.changed * static_cast<int64_t>(sizeof("UPDATE_BEFORE") - 1)));
+    // _change_type: the kind names, or their codes into shared_->change_type_names.
+    const bool kind_codes = shared_->change_type_names != nullptr;
+    arrow::StringBuilder kinds;
+    arrow::Int8Builder codes;
+    if (kind_codes) {
+      ARROW_RETURN_NOT_OK(codes.Reserve(sided.changed));
+    } else {
+      ARROW_RETURN_NOT_OK(kinds.Reserve(sided.changed));
+      ARROW_RETURN_NOT_OK(kinds.ReserveData(sided.changed * static_cast<int64_t>(sizeof("UPDATE_BEFORE") - 1)));
+    }
     int64_t changed = 0;  // changed rows seen so far: the index into `decisions`
     for (int64_t i = 0; i < batch.num_rows(); ++i) {
       const auto at = static_cast<size_t>(i);
@@ -529,12 +536,23 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
         default: ++stats.updates; break;
       }
       indices.UnsafeAppend(i);
-      ARROW_RETURN_NOT_OK(kinds.Append(change::ChangeKindName(kind)));
+      if (kind_codes) {
+        codes.UnsafeAppend(static_cast<int8_t>(kind));
+      } else {
+        ARROW_RETURN_NOT_OK(kinds.Append(change::ChangeKindName(kind)));
+      }
     }
     if (indices.length() == 0) return nullptr;
     const int64_t rows = indices.length();
     ARROW_ASSIGN_OR_RAISE(auto index_array, indices.Finish());
-    ARROW_ASSIGN_OR_RAISE(auto kind_array, kinds.Finish());
+    std::shared_ptr<arrow::Array> kind_array;
+    if (kind_codes) {
+      ARROW_ASSIGN_OR_RAISE(auto code_array, codes.Finish());
+      kind_array = std::make_shared<arrow::DictionaryArray>(arrow::dictionary(arrow::int8(), arrow::utf8()), code_array,
+                                                            shared_->change_type_names);
+    } else {
+      ARROW_ASSIGN_OR_RAISE(kind_array, kinds.Finish());
+    }
     const bool all = rows == batch.num_rows();
     arrow::ArrayVector columns;
     const auto& out_schema = *shared_->output_schema;
@@ -568,7 +586,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
       ARROW_ASSIGN_OR_RAISE(auto array, Constant(m, std::move(scalar), rows));
       columns.push_back(std::move(array));
     }
-    return arrow::RecordBatch::Make(shared_->output_schema, rows, std::move(columns));
+    return arrow::RecordBatch::Make(shared_->emitted_schema, rows, std::move(columns));
   }
 
   // The metadata columns but _change_type hold one value for the whole snapshot: each is made once
