@@ -20,9 +20,9 @@
 
 #include <algorithm>
 
+#include "lakesync/common/constant_column.h"
 #include "lakesync/formats/parquet/arrow_layout_internal.h"
 #include "lakesync/formats/parquet/arrow_literal.h"
-#include "lakesync/common/constant_column.h"
 #include "lakesync/formats/parquet/parquet_stats_internal.h"
 #include "lakesync/formats/parquet/schema_projection.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
