@@ -32,8 +32,6 @@ class ConstantColumn {
   // `rows` copies of the value. Safe to call from several threads at once.
   Result<std::shared_ptr<arrow::Array>> Get(int64_t rows) const;
 
-  const std::shared_ptr<arrow::Scalar>& value() const { return value_; }
-
  private:
   std::shared_ptr<arrow::Scalar> value_;
   int64_t min_rows_;

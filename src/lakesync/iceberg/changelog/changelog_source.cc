@@ -310,10 +310,9 @@ Result<std::unique_ptr<ChangelogSource>> ChangelogSource::Make(std::shared_ptr<t
   shared->emitted_schema = arrow_out;
   if (const int at = arrow_out->GetFieldIndex(kChangeTypeColumn); at >= 0 && options.change_type_as_dictionary) {
     arrow::StringBuilder names;
-    // Index i names the kind whose value is i (Emit appends static_cast<int8_t>(kind)).
-    using change::ChangeKind;
-    for (auto kind : {ChangeKind::kInsert, ChangeKind::kUpdateBefore, ChangeKind::kUpdateAfter, ChangeKind::kDelete}) {
-      ARROW_RETURN_NOT_OK(names.Append(change::ChangeKindName(kind)));
+    // Entry i names the kind whose value is i: Emit appends static_cast<int8_t>(kind).
+    for (int8_t code = 0; code <= static_cast<int8_t>(change::ChangeKind::kDelete); ++code) {
+      ARROW_RETURN_NOT_OK(names.Append(change::ChangeKindName(static_cast<change::ChangeKind>(code))));
     }
     ARROW_ASSIGN_OR_RAISE(shared->change_type_names, names.Finish());
     ARROW_ASSIGN_OR_RAISE(shared->emitted_schema,

@@ -250,7 +250,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
       : shared_(std::move(shared)), pending_(std::move(pending)), before_plan_(std::move(before_plan)),
         after_plan_(std::move(after_plan)), changes_(std::move(changes)), netting_(netting),
         context_(std::move(context)), row_hasher_(AllColumns(*shared_)),
-        key_hasher_(shared_->key_columns) {
+        key_hasher_(shared_->key_columns), constants_(SnapshotConstants(*shared_, pending_)) {
     for (const auto& c : changes_) {
       if (c.before && c.after) {
         ++stats_.files_changed;
@@ -566,42 +566,42 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
       if (!column->type()->Equals(*type)) column = arrow::MakeArray(iceberg::RetypeArrayData(column->data(), type));
       columns.push_back(std::move(column));
     }
-    const auto& snapshot = *pending_.snapshot;
-    for (size_t m = 0; m < shared_->metadata_columns.size(); ++m) {
-      const std::string& name = shared_->metadata_columns[m];
-      std::shared_ptr<arrow::Scalar> scalar;
-      if (name == kChangeTypeColumn) {
+    for (const auto& constant : constants_) {
+      if (!constant) {  // _change_type
         columns.push_back(kind_array);
         continue;
-      } else if (name == kChangeOrdinalColumn) {
-        scalar = std::make_shared<arrow::Int32Scalar>(pending_.ordinal);
-      } else if (name == kCommitSnapshotIdColumn) {
-        scalar = std::make_shared<arrow::Int64Scalar>(snapshot.snapshot_id);
-      } else if (name == kCommitSequenceColumn) {
-        scalar = std::make_shared<arrow::Int64Scalar>(snapshot.sequence_number);
-      } else {
-        scalar = std::make_shared<arrow::TimestampScalar>(snapshot.timestamp_ms * 1000,
-                                                          out_schema.GetFieldByName(name)->type());
       }
-      ARROW_ASSIGN_OR_RAISE(auto array, Constant(m, std::move(scalar), rows));
+      ARROW_ASSIGN_OR_RAISE(auto array, constant->Get(rows));
       columns.push_back(std::move(array));
     }
     return arrow::RecordBatch::Make(shared_->emitted_schema, rows, std::move(columns));
   }
 
   // The metadata columns but _change_type hold one value for the whole snapshot: each is made once
-  // and sliced for every batch (common/constant_column.h). Emit runs on the executor, hence the lock.
-  Result<std::shared_ptr<arrow::Array>> Constant(size_t metadata_column, std::shared_ptr<arrow::Scalar> value,
-                                                 int64_t rows) const {
-    const ConstantColumn* column = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(constants_mutex_);
-      if (constants_.size() <= metadata_column) constants_.resize(metadata_column + 1);
-      auto& made = constants_[metadata_column];
-      if (!made) made = std::make_unique<ConstantColumn>(std::move(value), shared_->batch_rows);
-      column = made.get();
+  // and sliced for every batch (common/constant_column.h). One per metadata column, in order; null
+  // for _change_type, which Emit makes per batch.
+  static std::vector<std::unique_ptr<ConstantColumn>> SnapshotConstants(const ChangelogSource::Shared& shared,
+                                                                         const PendingSnapshot& pending) {
+    const auto& snapshot = *pending.snapshot;
+    std::vector<std::unique_ptr<ConstantColumn>> out;
+    for (const std::string& name : shared.metadata_columns) {
+      std::shared_ptr<arrow::Scalar> value;
+      if (name == kChangeTypeColumn) {
+        out.push_back(nullptr);
+        continue;
+      } else if (name == kChangeOrdinalColumn) {
+        value = std::make_shared<arrow::Int32Scalar>(pending.ordinal);
+      } else if (name == kCommitSnapshotIdColumn) {
+        value = std::make_shared<arrow::Int64Scalar>(snapshot.snapshot_id);
+      } else if (name == kCommitSequenceColumn) {
+        value = std::make_shared<arrow::Int64Scalar>(snapshot.sequence_number);
+      } else {
+        value = std::make_shared<arrow::TimestampScalar>(snapshot.timestamp_ms * 1000,
+                                                         shared.output_schema->GetFieldByName(name)->type());
+      }
+      out.push_back(std::make_unique<ConstantColumn>(std::move(value), shared.batch_rows));
     }
-    return column->Get(rows);
+    return out;
   }
 
   std::shared_ptr<ChangelogSource::Shared> shared_;
@@ -611,6 +611,8 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   bool netting_;
   std::shared_ptr<const iceberg::ScanContext> context_;  // the snapshot's: one delete loader for all its files
   RowHasher row_hasher_, key_hasher_;
+  // The snapshot's constant metadata columns (SnapshotConstants); read by Emit on the executor.
+  const std::vector<std::unique_ptr<ConstantColumn>> constants_;
   // Pass one's decision for every changed row of the snapshot, in order (empty: no netting).
   std::vector<uint8_t> decisions_;
   int64_t changed_rows_ = 0;  // changed rows kept by pass one so far
@@ -627,8 +629,6 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   std::unique_ptr<FileCursor> cursor_;
   std::string current_path_;
   SnapshotReadStats stats_;
-  mutable std::mutex constants_mutex_;
-  mutable std::vector<std::unique_ptr<ConstantColumn>> constants_;  // by metadata column (Constant)
 };
 
 using KnownPositions = ChangelogSource::Shared::KnownPositions;
