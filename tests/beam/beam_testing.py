@@ -15,6 +15,19 @@ BEAM_PYTHON = REPO / ".tools" / "beam-venv" / "bin" / "python"
 DRIVER = Path(__file__).resolve().parent / "beam_driver.py"
 
 
+def driver_env(tmp: Path, **extra: str) -> dict:
+    """The environment of a Beam driver run: no failpoints of the calling test, and TMPDIR inside the
+    test's own folder. Beam makes temporary folders of its own in every pipeline (`beam-temp*` of the
+    job service, `beam-pipeline-temp*`, the stager's `tmp*`) and leaves them behind: three per
+    pipeline in /tmp, ~100 per test run, until TMPDIR sent them where pytest clears its folders."""
+    env = dict(os.environ, **extra)
+    env.pop("LAKESYNC_FAILPOINT", None)
+    scratch = tmp / "beam-tmpdir"
+    scratch.mkdir(exist_ok=True)
+    env["TMPDIR"] = str(scratch)
+    return env
+
+
 class Beam:
     def __init__(self, about: dict):
         self.about = about
@@ -39,8 +52,7 @@ class Beam:
 
     def run(self, *args, tmp: Path, timeout: int = 900) -> dict:
         out = tmp / f"beam-out-{os.getpid()}-{len(list(tmp.glob('beam-out-*')))}.json"
-        env = dict(os.environ, LAKESYNC_BEAM_OUT=str(out))
-        env.pop("LAKESYNC_FAILPOINT", None)
+        env = driver_env(tmp, LAKESYNC_BEAM_OUT=str(out))
         p = subprocess.run([str(BEAM_PYTHON), str(DRIVER), *map(str, args)], capture_output=True, text=True,
                            timeout=timeout, env=env, cwd=tmp)
         if p.returncode != 0:
@@ -49,8 +61,7 @@ class Beam:
 
     def start(self, *args, tmp: Path) -> subprocess.Popen:
         """The driver in the background (an unbounded pipeline); the caller waits on conditions."""
-        env = dict(os.environ)
-        env.pop("LAKESYNC_FAILPOINT", None)
+        env = driver_env(tmp)
         return subprocess.Popen([str(BEAM_PYTHON), str(DRIVER), *map(str, args)], stdout=subprocess.PIPE,
                                 stderr=(tmp / "driver.stderr").open("w"), text=True, env=env, cwd=tmp)
 

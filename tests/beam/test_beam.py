@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -123,7 +124,13 @@ def test_delta_workload_is_the_same_through_cli_python_and_beam_with_any_shard_c
         assert json.loads(wh.cli("status", job).stdout)["committed_position"] == 10
 
 
+def beam_temp_folders(where: Path) -> set[str]:
+    return {p.name for p in where.iterdir() if p.name.startswith(("beam-temp", "beam-pipeline-temp"))}
+
+
 def test_a_job_moves_between_the_cli_and_beam_and_resumes_exactly(beam, tmp_path):
+    system_temp = Path(tempfile.gettempdir())
+    before = beam_temp_folders(system_temp)
     delta = tmp_path / "delta"
     build_table(delta, seed=23, versions=4, partitioned=False)
     wh = Warehouse(tmp_path / "wh")
@@ -139,6 +146,9 @@ def test_a_job_moves_between_the_cli_and_beam_and_resumes_exactly(beam, tmp_path
     last = json.loads(wh.cli("run", job).stdout.strip().splitlines()[-1])
     assert last["range"] == {"from": 7, "through": 8}
     assert iceberg_rows(wh, "db.orders", COLUMNS) == delta_rows(delta, COLUMNS)
+    # Beam's own temporary folders (it does not remove them) went to the test's folder, not /tmp.
+    assert beam_temp_folders(tmp_path / "beam-tmpdir"), "the driver's Beam made no temporary folder in TMPDIR"
+    assert beam_temp_folders(system_temp) - before == set()
 
 
 def test_a_worker_failure_mid_bundle_is_retried_without_duplicates(beam, tmp_path):

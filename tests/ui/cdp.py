@@ -40,8 +40,12 @@ class Browser:
         import websocket  # websocket-client, pinned in requirements/test.txt
 
         self.profile = Path(tempfile.mkdtemp(prefix="lakesync-chromium-"))
+        # Chromium keeps its singleton socket in a TMPDIR folder (org.chromium.Chromium.*) that a
+        # terminated browser leaves behind: inside the profile, close() removes it with the rest.
+        (self.profile / "tmp").mkdir()
         self.proc = subprocess.Popen([binary, *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     env=dict(os.environ, TMPDIR=str(self.profile / "tmp")))
         # Chromium writes the port it chose (port 0) into the profile once it listens.
         port_file = self.profile / "DevToolsActivePort"
         end = time.monotonic() + deadline_s

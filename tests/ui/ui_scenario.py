@@ -11,6 +11,7 @@ import importlib.util
 import json
 import re
 import subprocess
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -20,6 +21,10 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
 # The job tests' scratch environment (lakesync, the deltalake writer, pyiceberg): one definition.
+# Its conftest imports job_support from its own folder, which pytest puts on sys.path only when it
+# collects tests/jobs too: without this, `pytest tests/ui` alone failed to import.
+if str(REPO / "tests" / "jobs") not in sys.path:
+    sys.path.insert(0, str(REPO / "tests" / "jobs"))
 _spec = importlib.util.spec_from_file_location("lakesync_jobs_conftest", REPO / "tests" / "jobs" / "conftest.py")
 jobs_conftest = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(jobs_conftest)
