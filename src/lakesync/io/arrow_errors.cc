@@ -78,6 +78,18 @@ bool IsArrowNotFound(const Status& status) {
   return arrow::internal::ErrnoFromStatus(status) == ENOENT;
 }
 
+bool RetriedToTheSdkLimit(const Status& status) {
+  if (status.ok()) return false;
+  const std::string_view message = status.message();
+  // google-cloud-cpp's words when its retry policy gives up (limited by gcs.retry-limit-seconds).
+  if (Contains(message, "Retry policy exhausted")) return true;
+  // The AWS SDK's curl errors CURLE_COULDNT_RESOLVE_HOST (6) and CURLE_COULDNT_CONNECT (7): no
+  // connection was made, which its retry strategy (every error the SDK marks retryable) retried. A
+  // connection dropped mid-answer (curl 18, 52, 56) is not among them: FileIO still retries those.
+  return Contains(message, "NETWORK_CONNECTION") &&
+         (Contains(message, "curlCode: 6,") || Contains(message, "curlCode: 7,"));
+}
+
 Status FromArrow(const Status& status, std::string_view verb, std::string_view location) {
   if (status.ok()) return status;
   const std::string context = fmt::format("{} {}", verb, location);

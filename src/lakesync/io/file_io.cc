@@ -61,7 +61,8 @@ std::string ArrowPath(const ParsedLocation& parsed, const Mount& mount) {
 // here, a few times with doubling backoff: the SDKs retry most such errors themselves, but not all of
 // them (a ranged GET answered with a 503 whose error body does not fit the caller's buffer surfaces
 // as INTERNAL_FAILURE, a connection dropped mid-body as a stream error). Writes are not retried here:
-// whether a failed write landed is the SDK's to know.
+// whether a failed write landed is the SDK's to know. Nor is an error the SDK says it already retried
+// for its whole budget (internal::RetriedToTheSdkLimit): the budget the user set is the one that counts.
 constexpr int kReadAttempts = 5;
 
 inline Status StatusOfResult(const Status& st) { return st; }
@@ -76,7 +77,9 @@ auto RetryRead(const std::string& location, F&& read) -> decltype(read()) {
   for (int attempt = 1;; ++attempt) {
     auto result = read();
     if (result.ok() || attempt >= kReadAttempts) return result;
-    if (KindOf(FromArrow(StatusOfResult(result), "reading", location)) != ErrorKind::kUnavailable) return result;
+    const Status& failure = StatusOfResult(result);
+    if (KindOf(FromArrow(failure, "reading", location)) != ErrorKind::kUnavailable) return result;
+    if (internal::RetriedToTheSdkLimit(failure)) return result;
     std::this_thread::sleep_for(delay);
     delay *= 2;
   }
