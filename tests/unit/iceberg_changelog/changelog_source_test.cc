@@ -205,6 +205,12 @@ TEST_P(ChangelogSourceTest, RowsKeptAheadGiveTheSameChangesAsReadingAgain) {
   tiny.look_ahead_budget_bytes = 1;
   EXPECT_EQ(read(tiny, &kept), expected);
   EXPECT_EQ(kept, 0);
+  // Budgets between: some files kept, some read again, room made by dropping taken rows (Chunk).
+  for (int64_t budget = 64; budget <= 64 * 1024; budget *= 2) {
+    ChangelogOptions between;
+    between.look_ahead_budget_bytes = budget;
+    EXPECT_EQ(read(between), expected) << "budget " << budget;
+  }
   ChangelogOptions reread;  // pass two reads the files again, and takes the kept rows again
   reread.cache_budget_bytes = 0;
   EXPECT_EQ(read(reread), expected);

@@ -76,10 +76,10 @@ TEST(RowsAheadTest, KeepsWhatTheRangeEndDeletesAndHandsItOutOnce) {
   EXPECT_NE(ahead.Find("f", {"eq-1"}, Positions({5, 12})), nullptr);
   ASSERT_OK(ahead.ReleaseTaken());
   EXPECT_EQ(ahead.Find("f", {"eq-1"}, Positions({5})), nullptr);
-  EXPECT_LT(ahead.kept_bytes(), kept_bytes);
+  EXPECT_EQ(ahead.kept_bytes(), kept_bytes);  // each chunk has a row left: nothing is copied
   kept = ahead.Find("f", {"eq-1"}, Positions({2, 17}));
   ASSERT_NE(kept, nullptr);
-  EXPECT_EQ(IdsOf(*kept, Positions({2, 5, 12, 17})), (std::vector<int64_t>{2, 17}));
+  EXPECT_EQ(IdsOf(*kept, Positions({2, 17})), (std::vector<int64_t>{2, 17}));
   ahead.Take("f", Positions({2, 17}));
   ASSERT_OK(ahead.ReleaseTaken());
   EXPECT_EQ(ahead.kept_bytes(), 0);  // all taken: the file's entry is gone
@@ -90,6 +90,51 @@ TEST(RowsAheadTest, KeepsWhatTheRangeEndDeletesAndHandsItOutOnce) {
   ahead.SetRangeEnd(end);
   EXPECT_EQ(ahead.kept_bytes(), 0);
   EXPECT_EQ(ahead.Find("f", {"eq-1"}, Positions({2})), nullptr);
+}
+
+// Rows taken stay in their chunk (no copy) until nothing of it is left (then it goes) or a capture
+// needs their room in the budget (then chunks are copied down to their rows not taken); every
+// snapshot still gets exactly its rows.
+TEST(RowsAheadTest, TakenRowsLeaveTheirChunkWhenItEmptiesOrTheirRoomIsNeeded) {
+  std::vector<int64_t> all;
+  for (int64_t p = 0; p < 20; ++p) all.push_back(p);
+  auto end = std::make_shared<RowsAhead::PositionsByFile>();
+  end->emplace("f", Positions(all));  // every row of both batches is kept
+  end->emplace("g", Positions(all));
+  RowsAhead measure(1 << 20);
+  measure.SetRangeEnd(end);
+  ReadAndKeep(measure);
+  const int64_t full = measure.kept_bytes();  // one file's 20 rows
+
+  // Room for one file and a bit: g fits only once f's taken rows are dropped.
+  RowsAhead ahead(full + full / 4);
+  ahead.SetRangeEnd(end);
+  ReadAndKeep(ahead, {}, "f");
+  auto take = [&](std::vector<int64_t> positions) {
+    auto kept = ahead.Find("f", {}, Positions(positions));
+    ASSERT_NE(kept, nullptr);
+    EXPECT_EQ(IdsOf(*kept, Positions(positions)), positions);
+    ahead.Take("f", Positions(positions));
+    ASSERT_OK(ahead.ReleaseTaken());
+  };
+  take({0, 1, 2, 3, 4, 5, 10});  // rows of both chunks left: nothing copied
+  EXPECT_EQ(ahead.kept_bytes(), full);
+  EXPECT_EQ(ahead.Find("f", {}, Positions({1})), nullptr);  // taken rows are not found again
+  take({11, 12, 13, 14, 15, 16, 17, 18, 19});  // the second chunk emptied: gone
+  const int64_t one_chunk = ahead.kept_bytes();
+  EXPECT_LT(one_chunk, full);
+  EXPECT_GT(one_chunk, full / 4);  // the first chunk, taken rows included, g's room short of a quarter
+
+  ReadAndKeep(ahead, {}, "g");  // does not fit beside f's chunk as it is: f is copied down first
+  EXPECT_NE(ahead.Find("g", {}, Positions({0, 19})), nullptr);
+  EXPECT_LE(ahead.kept_bytes(), full + full / 4);
+  auto rest = ahead.Find("f", {}, Positions({6, 7, 8, 9}));
+  ASSERT_NE(rest, nullptr);
+  ASSERT_EQ(rest->chunks.size(), 1u);
+  EXPECT_EQ(rest->chunks[0].rows->num_rows(), 4);  // copied down to the rows not taken
+  EXPECT_EQ(IdsOf(*rest, Positions(all)), (std::vector<int64_t>{6, 7, 8, 9}));
+  take({6, 7, 8, 9});
+  EXPECT_EQ(ahead.kept_bytes(), full);  // g alone
 }
 
 TEST(RowsAheadTest, NothingIsKeptPastTheBudgetOrWithoutARangeEnd) {

@@ -142,6 +142,13 @@ TEST(PositionBitmapTest, OperationsAgreeWithStdSet) {
         const int64_t hi = lo + static_cast<int64_t>(rng() % (int64_t{1} << 33));
         std::vector<int64_t> expected(sa.lower_bound(lo), sa.lower_bound(hi));
         ASSERT_EQ(a.ToVector(lo, hi), expected);
+        ASSERT_EQ(a.CountIn(lo, hi), static_cast<int64_t>(expected.size()));
+        // A window inside one 2^32 bucket, ending exactly at a member and one past it.
+        const int64_t member = *std::next(sa.begin(), static_cast<long>(rng() % sa.size()));
+        ASSERT_EQ(a.CountIn(member, member + 1), 1);
+        ASSERT_EQ(a.CountIn(member, member), 0);
+        ASSERT_EQ(a.CountIn(0, member + 1),
+                  static_cast<int64_t>(std::distance(sa.begin(), sa.upper_bound(member))));
 
         // ForEach visits the same positions in order.
         std::vector<int64_t> visited;

@@ -181,6 +181,19 @@ std::vector<int64_t> PositionBitmap::ToVector() const {
   return out;
 }
 
+int64_t PositionBitmap::CountIn(int64_t begin, int64_t end) const {
+  if (begin < 0) begin = 0;
+  if (begin >= end) return 0;
+  const int64_t last = end - 1;
+  int64_t n = 0;
+  for (auto it = buckets_.lower_bound(KeyOf(begin)); it != buckets_.end() && it->first <= KeyOf(last); ++it) {
+    const uint64_t low_begin = it->first == KeyOf(begin) ? LowOf(begin) : 0;
+    const uint64_t low_end = it->first == KeyOf(last) ? uint64_t{LowOf(last)} + 1 : uint64_t{1} << 32;
+    n += static_cast<int64_t>(roaring_bitmap_range_cardinality(it->second.get(), low_begin, low_end));
+  }
+  return n;
+}
+
 std::vector<int64_t> PositionBitmap::ToVector(int64_t begin, int64_t end) const {
   std::vector<int64_t> out;
   if (begin < 0) begin = 0;

@@ -56,6 +56,8 @@ class PositionBitmap {
   bool Contains(int64_t position) const;
   // Number of positions in the set.
   int64_t Cardinality() const;
+  // Number of positions p in the set with begin <= p < end.
+  int64_t CountIn(int64_t begin, int64_t end) const;
   bool IsEmpty() const { return buckets_.empty(); }
   std::optional<int64_t> Min() const;
   std::optional<int64_t> Max() const;

@@ -32,35 +32,41 @@ std::vector<bool> MembersOf(const std::vector<int64_t>& positions, const puffin:
   return in;
 }
 
+int64_t ChunkBytes(const RowsAhead::Chunk& chunk) {
+  return arrow::util::TotalBufferSize(*chunk.rows) + static_cast<int64_t>(chunk.positions->size() * sizeof(int64_t));
+}
+
 }  // namespace
 
 Result<std::shared_ptr<arrow::RecordBatch>> RowsAhead::Kept::RowsOf(size_t i,
                                                                     const puffin::PositionBitmap& which) const {
-  const auto& at = positions[i];
+  const Chunk& chunk = chunks[i];
+  const std::vector<int64_t>& at = *chunk.positions;
   const std::vector<bool> in = MembersOf(at, which);
   std::vector<int64_t> rows;
   for (size_t r = 0; r < at.size(); ++r) {
     if (in[r]) rows.push_back(static_cast<int64_t>(r));
   }
   if (rows.empty()) return nullptr;
-  if (rows.size() == at.size()) return chunks[i];
-  return TakeRows(chunks[i], rows);
+  if (rows.size() == at.size()) return chunk.rows;
+  return TakeRows(chunk.rows, rows);
 }
 
 Status RowsAhead::Capture::Add(const std::shared_ptr<arrow::RecordBatch>& batch, const std::vector<int64_t>& rows,
                                std::vector<int64_t> positions) {
   if (abandoned_ || rows.empty()) return Status::OK();
-  ARROW_ASSIGN_OR_RAISE(auto taken, TakeRows(batch, rows));
-  kept_.bytes += arrow::util::TotalBufferSize(*taken) + static_cast<int64_t>(positions.size() * sizeof(int64_t));
+  Chunk chunk;
+  ARROW_ASSIGN_OR_RAISE(chunk.rows, TakeRows(batch, rows));
+  chunk.positions = std::make_shared<const std::vector<int64_t>>(std::move(positions));
+  kept_.bytes += ChunkBytes(chunk);
   if (kept_.bytes > budget_bytes_) {
     // Alone past the budget: the file is read again by the snapshots that need its rows.
     kept_ = Kept();
     abandoned_ = true;
     return Status::OK();
   }
-  for (int64_t p : positions) ARROW_RETURN_NOT_OK(kept_.kept.Add(p));
-  kept_.chunks.push_back(std::move(taken));
-  kept_.positions.push_back(std::move(positions));
+  for (int64_t p : *chunk.positions) ARROW_RETURN_NOT_OK(kept_.kept.Add(p));
+  kept_.chunks.push_back(std::move(chunk));
   return Status::OK();
 }
 
@@ -96,7 +102,11 @@ void RowsAhead::Commit(std::unique_ptr<Capture> capture) {
     kept_.erase(it);
   }
   if (capture->abandoned_ || capture->kept_.chunks.empty()) return;
-  if (kept_bytes_ + capture->kept_.bytes > budget_bytes_) return;  // read again when needed
+  if (kept_bytes_ + capture->kept_.bytes > budget_bytes_) {
+    // Make room by dropping the taken rows that still sit in their chunks (Chunk).
+    if (!CompactLocked().ok()) return;  // (out of memory copying: keep nothing more)
+    if (kept_bytes_ + capture->kept_.bytes > budget_bytes_) return;  // read again when needed
+  }
   kept_bytes_ += capture->kept_.bytes;
   kept_.emplace(capture->path_, std::make_shared<const Kept>(std::move(capture->kept_)));
 }
@@ -128,34 +138,59 @@ Status RowsAhead::ReleaseTaken() {
     left->kept = old.kept;
     left->kept.AndNot(taken);
     if (!left->kept.IsEmpty()) {
-      for (size_t i = 0; i < old.chunks.size(); ++i) {
-        std::vector<int64_t> rows, positions;
-        const std::vector<bool> gone = MembersOf(old.positions[i], taken);
-        for (size_t r = 0; r < old.positions[i].size(); ++r) {
-          const int64_t p = old.positions[i][r];
-          if (gone[r]) continue;
-          rows.push_back(static_cast<int64_t>(r));
-          positions.push_back(p);
-        }
-        if (rows.empty()) continue;
-        std::shared_ptr<arrow::RecordBatch> chunk = old.chunks[i];
-        if (rows.size() != old.positions[i].size()) {
-          ARROW_ASSIGN_OR_RAISE(chunk, TakeRows(chunk, rows));
-        }
-        left->bytes += arrow::util::TotalBufferSize(*chunk) + static_cast<int64_t>(positions.size() * sizeof(int64_t));
-        left->chunks.push_back(std::move(chunk));
-        left->positions.push_back(std::move(positions));
+      for (const Chunk& chunk : old.chunks) {
+        // The chunks of a file hold disjoint position ranges: the positions still kept in this one's
+        // range are its rows not taken.
+        const std::vector<int64_t>& at = *chunk.positions;
+        if (left->kept.CountIn(at.front(), at.back() + 1) == 0) continue;
+        left->bytes += ChunkBytes(chunk);
+        left->chunks.push_back(chunk);
       }
     }
-    kept_bytes_ -= old.bytes;
-    if (left->chunks.empty()) {
-      kept_.erase(it);
-    } else {
-      kept_bytes_ += left->bytes;
-      it->second = std::move(left);
-    }
+    Replace(it, std::move(left));
   }
   taken_.clear();
+  return Status::OK();
+}
+
+void RowsAhead::Replace(std::map<std::string, std::shared_ptr<const Kept>>::iterator it,
+                        std::shared_ptr<Kept> with) {
+  kept_bytes_ -= it->second->bytes;
+  if (with->chunks.empty()) {
+    kept_.erase(it);
+  } else {
+    kept_bytes_ += with->bytes;
+    it->second = std::move(with);
+  }
+}
+
+Status RowsAhead::CompactLocked() {
+  for (auto it = kept_.begin(); it != kept_.end();) {
+    auto next_it = std::next(it);
+    const Kept& old = *it->second;
+    auto left = std::make_shared<Kept>();
+    left->equality_deletes = old.equality_deletes;
+    left->kept = old.kept;
+    for (const Chunk& chunk : old.chunks) {
+      const std::vector<int64_t>& at = *chunk.positions;
+      Chunk copy = chunk;
+      if (old.kept.CountIn(at.front(), at.back() + 1) < static_cast<int64_t>(at.size())) {
+        std::vector<int64_t> rows, positions;
+        const std::vector<bool> still = MembersOf(at, old.kept);
+        for (size_t r = 0; r < at.size(); ++r) {
+          if (!still[r]) continue;
+          rows.push_back(static_cast<int64_t>(r));
+          positions.push_back(at[r]);
+        }
+        ARROW_ASSIGN_OR_RAISE(copy.rows, TakeRows(chunk.rows, rows));
+        copy.positions = std::make_shared<const std::vector<int64_t>>(std::move(positions));
+      }
+      left->bytes += ChunkBytes(copy);
+      left->chunks.push_back(std::move(copy));
+    }
+    Replace(it, std::move(left));
+    it = next_it;
+  }
   return Status::OK();
 }
 

@@ -15,10 +15,12 @@
 // kept, with the same equality delete files as when they were kept, takes those rows from here
 // (Find) instead of reading the file; anything else (rows coming back, equality deletes changed, a
 // position not kept because it was filtered out or past the budget) reads the file as before. The
-// rows a snapshot took are dropped once it is read to its end (ReleaseTaken). Results are the same
-// with or without this: kept rows are the file's rows at the same positions, in position order.
+// rows a snapshot took are released once it is read to its end (ReleaseTaken; their memory goes with
+// their chunk's, Chunk). Results are the same with or without this: kept rows are the file's rows at
+// the same positions, in position order.
 //
-// Memory: at most `budget_bytes` of kept rows (ChangelogOptions::look_ahead_budget_bytes), plus the
+// Memory: at most `budget_bytes` of kept rows, taken ones still held included
+// (ChangelogOptions::look_ahead_budget_bytes), plus the
 // rows of the files being read while they are captured; a file whose rows would pass it is not kept
 // (it is read again when needed). Thread-safe.
 #pragma once
@@ -41,15 +43,25 @@ class RowsAhead {
  public:
   using PositionsByFile = std::map<std::string, puffin::PositionBitmap>;
 
+  // Rows kept from one batch of a data file, in position order. Taken rows stay in it until none is
+  // left (then it is dropped) or a capture needs their room in the budget (then the chunks are copied
+  // down to their rows not taken). Copying what was left after every snapshot copied a row once per
+  // snapshot it waited for, serially on the thread that finishes each snapshot: 0.45 s (5% of the CPU)
+  // of ten snapshots of 1M changes, now 13 ms (docs/benchmarks.md, "Stop 40").
+  struct Chunk {
+    std::shared_ptr<arrow::RecordBatch> rows;
+    std::shared_ptr<const std::vector<int64_t>> positions;  // the file position of each row
+  };
+
   // One data file's kept rows, in position order.
   struct Kept {
     std::set<std::string> equality_deletes;  // the file's equality delete files when its rows were kept
-    std::vector<std::shared_ptr<arrow::RecordBatch>> chunks;
-    std::vector<std::vector<int64_t>> positions;  // per chunk, the position of each row
-    puffin::PositionBitmap kept;                  // every position held
-    int64_t bytes = 0;
+    std::vector<Chunk> chunks;
+    puffin::PositionBitmap kept;  // every position held and not taken
+    int64_t bytes = 0;            // of every row held, taken ones included
 
-    // The rows of chunk `i` whose positions are in `which`, in order (null when none is).
+    // The rows of chunk `i` whose positions are in `which`, in order (null when none is). `which` holds
+    // no taken position (Find hands these rows out only for positions still kept).
     Result<std::shared_ptr<arrow::RecordBatch>> RowsOf(size_t i, const puffin::PositionBitmap& which) const;
   };
 
@@ -95,13 +107,19 @@ class RowsAhead {
   std::shared_ptr<const Kept> Find(const std::string& path, const std::set<std::string>& equality_deletes,
                                    const puffin::PositionBitmap& deleted) const;
   void Take(const std::string& path, const puffin::PositionBitmap& deleted);
-  // Drops the rows taken since the last call (a snapshot read to its end: they are in its output, and
-  // a position once deleted is only deleted again after coming back, which reads the file).
+  // Releases the rows taken since the last call (a snapshot read to its end: they are in its output,
+  // and a position once deleted is only deleted again after coming back, which reads the file); their
+  // memory goes with their chunk's (Chunk).
   Status ReleaseTaken();
 
   int64_t kept_bytes() const;
 
  private:
+  // Puts `with` in place of a file's kept rows (erasing the entry when it holds no chunk).
+  void Replace(std::map<std::string, std::shared_ptr<const Kept>>::iterator it, std::shared_ptr<Kept> with);
+  // Copies every chunk holding taken rows down to its rows not taken (mutex_ held).
+  Status CompactLocked();
+
   int64_t budget_bytes_;
   mutable std::mutex mutex_;
   std::shared_ptr<const PositionsByFile> range_end_;
