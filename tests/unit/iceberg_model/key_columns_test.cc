@@ -116,6 +116,15 @@ TEST(KeyColumns, SeveralColumnsAndSlices) {
   EXPECT_FALSE(whole[0] == whole[1]);
   // Columns of different lengths are refused.
   EXPECT_FALSE(KeyColumns::Make({ids, names->Slice(1)}).ok());
+  // Folding names into the ids' hashes gives the hashes of (ids, names): the changelog's row hash
+  // continues its key hash.
+  std::vector<Hash128> folded;
+  Keys({ids}).HashRows128(folded);
+  Keys({names}).FoldRows128(folded);
+  EXPECT_EQ(folded, whole);
+  std::vector<Hash128> names_first;
+  Keys({names, ids}).HashRows128(names_first);
+  EXPECT_FALSE(names_first == whole);  // the order of the columns is part of the hash
 }
 
 // Every row of `probe` is found exactly when its key is one of `members`' (an independent reading of

@@ -76,26 +76,50 @@ bool SameDeleteFiles(const FileScanTask& a, const FileScanTask& b) {
          PathsOf(a.equality_deletes) == PathsOf(b.equality_deletes);
 }
 
-// 128-bit hashes of rows over some of their columns, by the one key encoder
-// (iceberg/model/key_columns.h): equal values (nulls equal, NaNs canonical) hash alike.
-class RowHasher {
+// The 128-bit hashes of changed rows, by the one key encoder (iceberg/model/key_columns.h): equal
+// values (nulls equal, NaNs canonical) hash alike. With keys, a row's hash continues its key's hash
+// over the other columns, so the key columns are hashed once per row, not twice.
+class ChangeHasher {
  public:
-  explicit RowHasher(std::vector<int> columns) : columns_(std::move(columns)) {}
+  ChangeHasher(size_t num_columns, std::vector<int> key_columns) : keys_(std::move(key_columns)) {
+    for (size_t i = 0; i < num_columns; ++i) {
+      const int c = static_cast<int>(i);
+      if (std::find(keys_.begin(), keys_.end(), c) == keys_.end()) others_.push_back(c);
+    }
+  }
 
-  Status HashRows(const arrow::RecordBatch& batch, std::vector<Hash128>& out) const {
-    std::vector<std::shared_ptr<arrow::Array>> arrays;
-    for (int c : columns_) arrays.push_back(batch.column(c));
-    ARROW_ASSIGN_OR_RAISE(auto keys, iceberg::KeyColumns::Make(std::move(arrays)));
-    if (columns_.empty()) {
-      out.assign(static_cast<size_t>(batch.num_rows()), Hash128{1, 1});
+  bool has_keys() const { return !keys_.empty(); }
+
+  // Row hashes into `rows`; with keys, key hashes into `keys` too.
+  Status HashRows(const arrow::RecordBatch& batch, std::vector<Hash128>& rows, std::vector<Hash128>& keys) const {
+    if (keys_.empty() && others_.empty()) {
+      rows.assign(static_cast<size_t>(batch.num_rows()), Hash128{1, 1});
       return Status::OK();
     }
-    keys.HashRows128(out);
+    if (has_keys()) {
+      ARROW_ASSIGN_OR_RAISE(auto key_columns, ColumnsOf(batch, keys_));
+      key_columns.HashRows128(keys);
+      rows = keys;
+    } else {
+      rows.assign(static_cast<size_t>(batch.num_rows()), Hash128{});
+    }
+    ARROW_ASSIGN_OR_RAISE(auto other_columns, ColumnsOf(batch, others_));
+    if (has_keys()) {
+      other_columns.FoldRows128(rows);
+    } else {
+      other_columns.HashRows128(rows);
+    }
     return Status::OK();
   }
 
  private:
-  std::vector<int> columns_;
+  static Result<iceberg::KeyColumns> ColumnsOf(const arrow::RecordBatch& batch, const std::vector<int>& columns) {
+    std::vector<std::shared_ptr<arrow::Array>> arrays;
+    for (int c : columns) arrays.push_back(batch.column(c));
+    return iceberg::KeyColumns::Make(std::move(arrays));
+  }
+
+  std::vector<int> keys_, others_;
 };
 
 struct SidedBatch {
@@ -249,8 +273,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
                        std::shared_ptr<const iceberg::ScanContext> context)
       : shared_(std::move(shared)), pending_(std::move(pending)), before_plan_(std::move(before_plan)),
         after_plan_(std::move(after_plan)), changes_(std::move(changes)), netting_(netting),
-        context_(std::move(context)), row_hasher_(AllColumns(*shared_)),
-        key_hasher_(shared_->key_columns), constants_(SnapshotConstants(*shared_, pending_)) {
+        context_(std::move(context)), hasher_(shared_->schema->fields().size(), shared_->key_columns), constants_(SnapshotConstants(*shared_, pending_)) {
     for (const auto& c : changes_) {
       if (c.before && c.after) {
         ++stats_.files_changed;
@@ -403,11 +426,6 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
     cache_.push_back(std::move(compact));
   }
 
-  static std::vector<int> AllColumns(const ChangelogSource::Shared& shared) {
-    std::vector<int> all(shared.schema->fields().size());
-    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    return all;
-  }
   bool has_keys() const { return !shared_->key_columns.empty(); }
 
   // Pass one: count changed rows by full-row hash (and their key), then decide how many of each row
@@ -438,8 +456,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
           if (!next) break;
           // Only the changed rows matter: hash those (a DV change reads a whole file for a few rows).
           ARROW_ASSIGN_OR_RAISE(SidedBatch compact, Compact(*next));
-          ARROW_RETURN_NOT_OK(row_hasher_.HashRows(*compact.batch, compact.row_hashes));
-          if (has_keys()) ARROW_RETURN_NOT_OK(key_hasher_.HashRows(*compact.batch, compact.key_hashes));
+          ARROW_RETURN_NOT_OK(hasher_.HashRows(*compact.batch, compact.row_hashes, compact.key_hashes));
           out.batches.push_back(std::move(compact));
         }
         out.capture = cursor->TakeCapture();
@@ -610,7 +627,7 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
   std::vector<FileChange> changes_;
   bool netting_;
   std::shared_ptr<const iceberg::ScanContext> context_;  // the snapshot's: one delete loader for all its files
-  RowHasher row_hasher_, key_hasher_;
+  ChangeHasher hasher_;
   // The snapshot's constant metadata columns (SnapshotConstants); read by Emit on the executor.
   const std::vector<std::unique_ptr<ConstantColumn>> constants_;
   // Pass one's decision for every changed row of the snapshot, in order (empty: no netting).

@@ -399,6 +399,10 @@ void FoldColumn(int64_t length, bool nulls, IsNull is_null, ValueLanes lanes, st
 // both lanes: the changelog hashes every changed row and key this way (docs/benchmarks.md).
 void KeyColumns::HashRows128(std::vector<Hash128>& out) const {
   out.assign(static_cast<size_t>(length_), Hash128{kSeedA, kSeedB});
+  FoldRows128(out);
+}
+
+void KeyColumns::FoldRows128(std::vector<Hash128>& out) const {
   for (const Column& c : columns_) {
     const int64_t base = c.offset;
     const bool nulls = c.layout == Layout::kOther ? c.array->null_count() > 0 : c.validity != nullptr;

@@ -49,6 +49,9 @@ class KeyColumns {
   std::vector<uint64_t> HashRows(uint64_t seed) const;
   // 128-bit hashes per row (where a collision must be unlikely among many millions of rows).
   void HashRows128(std::vector<Hash128>& out) const;
+  // Folds these columns into `hashes` (one per row, made by HashRows128 over other columns): the hash
+  // of those columns followed by these, without hashing the first ones again.
+  void FoldRows128(std::vector<Hash128>& hashes) const;
 
   // Keys of a single fixed-width column of at most 8 bytes (integers, dates, times, timestamps,
   // floats, booleans, small decimals) are one machine word each: KeySet stores them as such.
