@@ -168,6 +168,12 @@ Status RowsAhead::CompactLocked() {
   for (auto it = kept_.begin(); it != kept_.end();) {
     auto next_it = std::next(it);
     const Kept& old = *it->second;
+    int64_t held = 0;
+    for (const Chunk& chunk : old.chunks) held += static_cast<int64_t>(chunk.positions->size());
+    if (held == old.kept.Cardinality()) {  // nothing of this file taken
+      it = next_it;
+      continue;
+    }
     auto left = std::make_shared<Kept>();
     left->equality_deletes = old.equality_deletes;
     left->kept = old.kept;

@@ -96,19 +96,15 @@ class ChangeHasher {
       rows.assign(static_cast<size_t>(batch.num_rows()), Hash128{1, 1});
       return Status::OK();
     }
-    if (has_keys()) {
-      ARROW_ASSIGN_OR_RAISE(auto key_columns, ColumnsOf(batch, keys_));
-      key_columns.HashRows128(keys);
-      rows = keys;
-    } else {
-      rows.assign(static_cast<size_t>(batch.num_rows()), Hash128{});
-    }
     ARROW_ASSIGN_OR_RAISE(auto other_columns, ColumnsOf(batch, others_));
-    if (has_keys()) {
-      other_columns.FoldRows128(rows);
-    } else {
+    if (!has_keys()) {
       other_columns.HashRows128(rows);
+      return Status::OK();
     }
+    ARROW_ASSIGN_OR_RAISE(auto key_columns, ColumnsOf(batch, keys_));
+    key_columns.HashRows128(keys);
+    rows = keys;
+    other_columns.FoldRows128(rows);
     return Status::OK();
   }
 
@@ -273,7 +269,9 @@ class SnapshotChangeReader : public arrow::RecordBatchReader {
                        std::shared_ptr<const iceberg::ScanContext> context)
       : shared_(std::move(shared)), pending_(std::move(pending)), before_plan_(std::move(before_plan)),
         after_plan_(std::move(after_plan)), changes_(std::move(changes)), netting_(netting),
-        context_(std::move(context)), hasher_(shared_->schema->fields().size(), shared_->key_columns), constants_(SnapshotConstants(*shared_, pending_)) {
+        context_(std::move(context)),
+        hasher_(shared_->schema->fields().size(), shared_->key_columns),
+        constants_(SnapshotConstants(*shared_, pending_)) {
     for (const auto& c : changes_) {
       if (c.before && c.after) {
         ++stats_.files_changed;
