@@ -18,18 +18,18 @@ Result<std::shared_ptr<arrow::RecordBatch>> TakeRows(const std::shared_ptr<arrow
   return taken.record_batch();
 }
 
-// Whether each of `positions` (ascending) is in `set`: one walk over the set's positions in their
-// range (a lookup per position was 2% of the changelog's CPU).
-std::vector<bool> MembersOf(const std::vector<int64_t>& positions, const puffin::PositionBitmap& set) {
-  std::vector<bool> in(positions.size(), false);
-  if (positions.empty()) return in;
+// The indices of the `positions` (ascending) that are in `set`: one walk over the set's positions in
+// their range (a lookup per position was 2% of the changelog's CPU).
+std::vector<int64_t> IndicesIn(const std::vector<int64_t>& positions, const puffin::PositionBitmap& set) {
+  std::vector<int64_t> out;
+  if (positions.empty()) return out;
   const std::vector<int64_t> members = set.ToVector(positions.front(), positions.back() + 1);
   size_t m = 0;
   for (size_t r = 0; r < positions.size() && m < members.size(); ++r) {
     while (m < members.size() && members[m] < positions[r]) ++m;
-    in[r] = m < members.size() && members[m] == positions[r];
+    if (m < members.size() && members[m] == positions[r]) out.push_back(static_cast<int64_t>(r));
   }
-  return in;
+  return out;
 }
 
 int64_t ChunkBytes(const RowsAhead::Chunk& chunk) {
@@ -42,11 +42,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> RowsAhead::Kept::RowsOf(size_t i,
                                                                     const puffin::PositionBitmap& which) const {
   const Chunk& chunk = chunks[i];
   const std::vector<int64_t>& at = *chunk.positions;
-  const std::vector<bool> in = MembersOf(at, which);
-  std::vector<int64_t> rows;
-  for (size_t r = 0; r < at.size(); ++r) {
-    if (in[r]) rows.push_back(static_cast<int64_t>(r));
-  }
+  const std::vector<int64_t> rows = IndicesIn(at, which);
   if (rows.empty()) return nullptr;
   if (rows.size() == at.size()) return chunk.rows;
   return TakeRows(chunk.rows, rows);
@@ -181,13 +177,10 @@ Status RowsAhead::CompactLocked() {
       const std::vector<int64_t>& at = *chunk.positions;
       Chunk copy = chunk;
       if (old.kept.CountIn(at.front(), at.back() + 1) < static_cast<int64_t>(at.size())) {
-        std::vector<int64_t> rows, positions;
-        const std::vector<bool> still = MembersOf(at, old.kept);
-        for (size_t r = 0; r < at.size(); ++r) {
-          if (!still[r]) continue;
-          rows.push_back(static_cast<int64_t>(r));
-          positions.push_back(at[r]);
-        }
+        const std::vector<int64_t> rows = IndicesIn(at, old.kept);
+        std::vector<int64_t> positions;
+        positions.reserve(rows.size());
+        for (int64_t r : rows) positions.push_back(at[static_cast<size_t>(r)]);
         ARROW_ASSIGN_OR_RAISE(copy.rows, TakeRows(chunk.rows, rows));
         copy.positions = std::make_shared<const std::vector<int64_t>>(std::move(positions));
       }
