@@ -67,27 +67,6 @@ std::string FormatFraction(int64_t fraction, int digits) {
   return "." + s;
 }
 
-std::string DecimalToMinimalBigEndian(__int128 v) {
-  // Two's complement, big-endian, as few bytes as keep the sign.
-  std::string be(16, '\0');
-  auto u = static_cast<unsigned __int128>(v);
-  for (int i = 15; i >= 0; --i) {
-    be[static_cast<size_t>(i)] = static_cast<char>(u & 0xff);
-    u >>= 8;
-  }
-  size_t start = 0;
-  while (start < 15) {
-    const auto b0 = static_cast<unsigned char>(be[start]);
-    const auto b1 = static_cast<unsigned char>(be[start + 1]);
-    if ((b0 == 0x00 && !(b1 & 0x80)) || (b0 == 0xff && (b1 & 0x80))) {
-      ++start;
-    } else {
-      break;
-    }
-  }
-  return be.substr(start);
-}
-
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -137,6 +116,26 @@ std::string Int128ToString(__int128 v) {
   if (neg) s.push_back('-');
   std::reverse(s.begin(), s.end());
   return s;
+}
+
+std::string_view MinimalBigEndian(__int128 unscaled, char (&buf)[16]) {
+  auto u = static_cast<unsigned __int128>(unscaled);
+  for (int i = 15; i >= 0; --i) {
+    buf[i] = static_cast<char>(u & 0xff);
+    u >>= 8;
+  }
+  // Drop leading bytes that only repeat the sign of the byte after them.
+  int start = 0;
+  while (start < 15) {
+    const auto b0 = static_cast<unsigned char>(buf[start]);
+    const auto b1 = static_cast<unsigned char>(buf[start + 1]);
+    if ((b0 == 0x00 && !(b1 & 0x80)) || (b0 == 0xff && (b1 & 0x80))) {
+      ++start;
+    } else {
+      break;
+    }
+  }
+  return std::string_view(buf + start, static_cast<size_t>(16 - start));
 }
 
 std::string FormatDate(int32_t days) {
@@ -390,7 +389,10 @@ Result<std::string> Literal::ToBytes(const Type& type) const {
     case TypeId::kUuid:
     case TypeId::kFixed:
     case TypeId::kBinary: return get<Bytes>().data;
-    case TypeId::kDecimal: return DecimalToMinimalBigEndian(get<Decimal>().unscaled);
+    case TypeId::kDecimal: {
+      char buf[16];
+      return std::string(MinimalBigEndian(get<Decimal>().unscaled, buf));
+    }
     default: return Unsupported("no binary single-value form for type {}", type.ToString());
   }
 }

@@ -87,6 +87,9 @@ Result<int64_t> ParseTimestamp(std::string_view text, bool nanos);
 Result<__int128> ParseDecimal(std::string_view text, int32_t scale);
 Result<std::string> ParseUuid(std::string_view text);                 // 16 raw bytes
 std::string Int128ToString(__int128 v);
+// A decimal's unscaled value as its minimal big-endian two's complement bytes, written into `buf`:
+// the spec's single-value form of a decimal and what the bucket transform hashes.
+std::string_view MinimalBigEndian(__int128 unscaled, char (&buf)[16]);
 // Proleptic Gregorian calendar conversions (days since 1970-01-01).
 int64_t DaysFromCivil(int64_t year, unsigned month, unsigned day);
 void CivilFromDays(int64_t days, int64_t& year, unsigned& month, unsigned& day);

@@ -16,18 +16,6 @@ bool IsTimestamp(TypeId id) {
          id == TypeId::kTimestampTzNs;
 }
 
-bool IsNanos(TypeId id) { return id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs; }
-
-// Number of bytes of the first `n` UTF-8 code points of s (or all of s).
-size_t Utf8PrefixBytes(std::string_view s, int32_t n) {
-  size_t i = 0;
-  for (int32_t count = 0; i < s.size() && count < n; ++count) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    i += c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 1;
-  }
-  return std::min(i, s.size());
-}
-
 inline uint32_t Rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
 
 }  // namespace
@@ -71,30 +59,41 @@ int32_t Murmur3Hash32(std::string_view data) {
   return static_cast<int32_t>(h1);
 }
 
+int32_t BucketHashOfLong(int64_t value) {
+  char buf[8];
+  std::memcpy(buf, &value, 8);  // little-endian host (checked in literal.cc)
+  return Murmur3Hash32(std::string_view(buf, 8));
+}
+
+int32_t BucketHashOfUnscaled(__int128 unscaled) {
+  char buf[16];
+  return Murmur3Hash32(MinimalBigEndian(unscaled, buf));
+}
+
+size_t Utf8PrefixBytes(std::string_view s, int32_t code_points) {
+  size_t i = 0;
+  for (int32_t count = 0; i < s.size() && count < code_points; ++count) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    i += c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 1;
+  }
+  return std::min(i, s.size());
+}
+
 Result<int32_t> BucketHash(const Type& type, const Literal& value) {
-  auto hash_long = [](int64_t v) {
-    char buf[8];
-    std::memcpy(buf, &v, 8);  // little-endian host (checked in literal.cc)
-    return Murmur3Hash32(std::string_view(buf, 8));
-  };
   switch (type.id()) {
-    // int and date are widened to long before hashing, so int and long columns bucket alike.
     case TypeId::kInt:
-    case TypeId::kDate: return hash_long(value.get<int32_t>());
+    case TypeId::kDate: return BucketHashOfLong(value.get<int32_t>());
     case TypeId::kLong:
     case TypeId::kTime:
     case TypeId::kTimestamp:
-    case TypeId::kTimestampTz: return hash_long(value.get<int64_t>());
+    case TypeId::kTimestampTz:
     case TypeId::kTimestampNs:
-    case TypeId::kTimestampTzNs: return hash_long(FloorDiv(value.get<int64_t>(), 1000));
+    case TypeId::kTimestampTzNs: return BucketHashOfLong(TimestampMicros(type.id(), value.get<int64_t>()));
     case TypeId::kString: return Murmur3Hash32(value.get<std::string>());
     case TypeId::kUuid:
     case TypeId::kFixed:
     case TypeId::kBinary: return Murmur3Hash32(value.get<Bytes>().data);
-    case TypeId::kDecimal: {
-      ARROW_ASSIGN_OR_RAISE(auto bytes, value.ToBytes(type));  // minimal big-endian two's complement
-      return Murmur3Hash32(bytes);
-    }
+    case TypeId::kDecimal: return BucketHashOfUnscaled(value.get<Decimal>().unscaled);
     default: return InvalidArgument("cannot bucket values of type {}", type.ToString());
   }
 }
@@ -207,23 +206,14 @@ Result<Literal> Transform::Apply(const Type& source, const Literal& value) const
     case Kind::kIdentity: return value;
     case Kind::kBucket: {
       ARROW_ASSIGN_OR_RAISE(int32_t h, BucketHash(source, value));
-      return Literal(static_cast<int32_t>((h & INT32_MAX) % param_));
+      return Literal(BucketOf(h, param_));
     }
     case Kind::kTruncate: {
       const int64_t w = param_;
       switch (id) {
-        case TypeId::kInt: {
-          const int64_t v = value.get<int32_t>();
-          return Literal(static_cast<int32_t>(v - (((v % w) + w) % w)));
-        }
-        case TypeId::kLong: {
-          const int64_t v = value.get<int64_t>();
-          return Literal(v - (((v % w) + w) % w));
-        }
-        case TypeId::kDecimal: {
-          const __int128 v = value.get<Decimal>().unscaled;
-          return Literal(Decimal{v - (((v % w) + w) % w)});
-        }
+        case TypeId::kInt: return Literal(static_cast<int32_t>(TruncateInteger<int64_t>(value.get<int32_t>(), w)));
+        case TypeId::kLong: return Literal(TruncateInteger(value.get<int64_t>(), w));
+        case TypeId::kDecimal: return Literal(Decimal{TruncateInteger(value.get<Decimal>().unscaled, w)});
         case TypeId::kString: {
           const auto& s = value.get<std::string>();
           return Literal(s.substr(0, Utf8PrefixBytes(s, param_)));
@@ -243,7 +233,7 @@ Result<Literal> Transform::Apply(const Type& source, const Literal& value) const
       if (id == TypeId::kDate) {
         days = value.get<int32_t>();
       } else {
-        micros = IsNanos(id) ? FloorDiv(value.get<int64_t>(), 1000) : value.get<int64_t>();
+        micros = TimestampMicros(id, value.get<int64_t>());
         days = DaysFromMicros(micros);
       }
       if (kind_ == Kind::kYear) return Literal(YearsFromDays(days));

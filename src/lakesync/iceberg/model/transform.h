@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "lakesync/common/arithmetic.h"
 #include "lakesync/iceberg/model/literal.h"
 #include "lakesync/iceberg/model/types.h"
 
@@ -52,6 +53,32 @@ class Transform {
 int32_t Murmur3Hash32(std::string_view bytes);
 // The 32-bit hash the bucket transform uses for a value (before masking and modulo).
 Result<int32_t> BucketHash(const Type& type, const Literal& value);
+
+// The per-value rules of the transforms, one place each, for both ways of applying them:
+// Transform::Apply (one value: filters, partition values of a literal) and ApplyTransform
+// (write/transform_arrow.h: a column, when writing). A partition value must not depend on which
+// of the two computed it.
+//
+// bucket: the hash of an int, long, date, time or timestamp (int and date widened to long), as the
+// spec's 8 little-endian bytes,
+int32_t BucketHashOfLong(int64_t value);
+// of a decimal's unscaled value, as its minimal big-endian bytes (the scale is not hashed),
+int32_t BucketHashOfUnscaled(__int128 unscaled);
+// and the bucket of a hash.
+inline int32_t BucketOf(int32_t hash, int32_t buckets) { return static_cast<int32_t>((hash & INT32_MAX) % buckets); }
+// truncate[W] of an int, long or decimal's unscaled value: the multiple of W at or below it (floored,
+// so -1 truncates to -W),
+template <typename T>
+T TruncateInteger(T value, int64_t width) {
+  const T w = width;
+  return value - (((value % w) + w) % w);
+}
+// and of a string: the byte length of its first W code points.
+size_t Utf8PrefixBytes(std::string_view s, int32_t code_points);
+// Timestamps in nanoseconds are floored to microseconds before bucket and the time transforms.
+inline int64_t TimestampMicros(TypeId id, int64_t value) {
+  return id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs ? FloorDiv(value, 1000) : value;
+}
 
 // Time transform helpers (units since 1970-01-01, flooring for earlier values).
 int32_t YearsFromDays(int32_t days);

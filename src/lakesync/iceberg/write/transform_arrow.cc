@@ -10,55 +10,15 @@
 #include <arrow/type.h>
 #include <arrow/util/decimal.h>
 
-#include <cstring>
-
-#include "lakesync/common/arithmetic.h"
 #include "lakesync/iceberg/model/arrow_schema.h"
 
 namespace lakesync::iceberg {
 namespace {
 
-bool IsNanos(TypeId id) { return id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs; }
-
-int32_t HashLong(int64_t v) {
-  char buf[8];
-  std::memcpy(buf, &v, 8);  // little-endian host, as the bucket spec's 8-byte LE encoding
-  return Murmur3Hash32(std::string_view(buf, 8));
-}
-
 __int128 Unscaled(const arrow::Decimal128Array& a, int64_t i) {
   const arrow::Decimal128 d(a.GetValue(i));
   return static_cast<__int128>(static_cast<unsigned __int128>(static_cast<uint64_t>(d.high_bits())) << 64 |
                                d.low_bits());
-}
-
-// Minimal big-endian two's complement bytes of an unscaled decimal (what bucket hashes).
-std::string_view MinimalBigEndian(__int128 v, char (&buf)[16]) {
-  auto u = static_cast<unsigned __int128>(v);
-  for (int i = 15; i >= 0; --i) {
-    buf[i] = static_cast<char>(u & 0xff);
-    u >>= 8;
-  }
-  int start = 0;
-  while (start < 15) {
-    const auto b0 = static_cast<unsigned char>(buf[start]);
-    const auto b1 = static_cast<unsigned char>(buf[start + 1]);
-    if ((b0 == 0x00 && !(b1 & 0x80)) || (b0 == 0xff && (b1 & 0x80))) {
-      ++start;
-    } else {
-      break;
-    }
-  }
-  return std::string_view(buf + start, static_cast<size_t>(16 - start));
-}
-
-size_t Utf8PrefixBytes(std::string_view s, int32_t n) {
-  size_t i = 0;
-  for (int32_t count = 0; i < s.size() && count < n; ++count) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    i += c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 1;
-  }
-  return std::min(i, s.size());
 }
 
 // Fills an int32 (or date32) array with f(i) for every non-null slot of `source`.
@@ -78,12 +38,12 @@ Result<std::shared_ptr<arrow::Array>> MapToInt32(const arrow::Array& source, F&&
 }
 
 Result<std::shared_ptr<arrow::Array>> Bucket(int32_t n, const Type& type, const arrow::Array& a) {
-  auto mod = [n](int32_t h) { return static_cast<int32_t>((h & INT32_MAX) % n); };
+  auto mod = [n](int32_t h) { return BucketOf(h, n); };
   switch (type.id()) {
     case TypeId::kInt:
     case TypeId::kDate: {
       const auto* v = a.data()->GetValues<int32_t>(1);
-      return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) { return mod(HashLong(v[i])); });
+      return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) { return mod(BucketHashOfLong(v[i])); });
     }
     case TypeId::kLong:
     case TypeId::kTime:
@@ -92,9 +52,9 @@ Result<std::shared_ptr<arrow::Array>> Bucket(int32_t n, const Type& type, const 
     case TypeId::kTimestampNs:
     case TypeId::kTimestampTzNs: {
       const auto* v = a.data()->GetValues<int64_t>(1);
-      const bool nanos = IsNanos(type.id());
+      const TypeId id = type.id();
       return MapToInt32<arrow::Int32Builder>(
-          a, [&](int64_t i) { return mod(HashLong(nanos ? FloorDiv(v[i], 1000) : v[i])); });
+          a, [&](int64_t i) { return mod(BucketHashOfLong(TimestampMicros(id, v[i]))); });
     }
     case TypeId::kString:
     case TypeId::kBinary: {
@@ -108,10 +68,7 @@ Result<std::shared_ptr<arrow::Array>> Bucket(int32_t n, const Type& type, const 
     }
     case TypeId::kDecimal: {
       const auto& d = static_cast<const arrow::Decimal128Array&>(a);
-      return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) {
-        char buf[16];
-        return mod(Murmur3Hash32(MinimalBigEndian(Unscaled(d, i), buf)));
-      });
+      return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) { return mod(BucketHashOfUnscaled(Unscaled(d, i))); });
     }
     default: return InvalidArgument("cannot bucket a {} column", type.ToString());
   }
@@ -124,10 +81,8 @@ Result<std::shared_ptr<arrow::Array>> Truncate(int32_t width, const Type& type,
   switch (type.id()) {
     case TypeId::kInt: {
       const auto* v = a->data()->GetValues<int32_t>(1);
-      return MapToInt32<arrow::Int32Builder>(*a, [&](int64_t i) {
-        const int64_t x = v[i];
-        return static_cast<int32_t>(x - (((x % w) + w) % w));
-      });
+      return MapToInt32<arrow::Int32Builder>(
+          *a, [&](int64_t i) { return static_cast<int32_t>(TruncateInteger<int64_t>(v[i], w)); });
     }
     case TypeId::kLong: {
       const auto* v = a->data()->GetValues<int64_t>(1);
@@ -137,8 +92,7 @@ Result<std::shared_ptr<arrow::Array>> Truncate(int32_t width, const Type& type,
         if (nulls && a->IsNull(i)) {
           b.UnsafeAppendNull();
         } else {
-          const int64_t x = v[i];
-          b.UnsafeAppend(x - (((x % w) + w) % w));
+          b.UnsafeAppend(TruncateInteger(v[i], w));
         }
       }
       return b.Finish();
@@ -152,9 +106,7 @@ Result<std::shared_ptr<arrow::Array>> Truncate(int32_t width, const Type& type,
           b.UnsafeAppendNull();
           continue;
         }
-        const __int128 x = Unscaled(d, i);
-        const __int128 t = x - (((x % w) + w) % w);
-        const auto u = static_cast<unsigned __int128>(t);
+        const auto u = static_cast<unsigned __int128>(TruncateInteger(Unscaled(d, i), w));
         b.UnsafeAppend(
             arrow::Decimal128(static_cast<int64_t>(static_cast<uint64_t>(u >> 64)), static_cast<uint64_t>(u)));
       }
@@ -195,8 +147,8 @@ Result<std::shared_ptr<arrow::Array>> TimeTransform(Transform::Kind kind, const 
     }
   }
   const auto* v = a.data()->GetValues<int64_t>(1);
-  const bool nanos = IsNanos(type.id());
-  auto micros = [&](int64_t i) { return nanos ? FloorDiv(v[i], 1000) : v[i]; };
+  const TypeId id = type.id();
+  auto micros = [&](int64_t i) { return TimestampMicros(id, v[i]); };
   switch (kind) {
     case Transform::Kind::kYear:
       return MapToInt32<arrow::Int32Builder>(a, [&](int64_t i) { return YearsFromDays(DaysFromMicros(micros(i))); });
