@@ -221,6 +221,23 @@ def test_unknown_table_and_namespace(table):
     expect_failure(table, ["namespace", "drop", "nons"], O.EXIT_NOT_FOUND, "nons")
 
 
+MALFORMED_NAME_COMMANDS = [["table", "describe"], ["table", "history"], ["table", "delete", "--where", "id = 1"],
+                           ["table", "upgrade", "--format-version", "3"], ["table", "compact"],
+                           ["table", "rewrite-manifests"], ["table", "expire-snapshots"], ["table", "remove-orphans"],
+                           ["scan", "--table"]]
+
+
+@pytest.mark.parametrize("command, name", [(c, "a..b") for c in MALFORMED_NAME_COMMANDS]
+                         + [(["table", "describe"], ""), (["table", "describe"], "notable")])
+def test_malformed_table_name_touches_no_catalog(tmp_path, command, name):
+    """The name is checked before the catalog is opened: not even the embedded catalog's file appears."""
+    cli = O.Cli(tmp_path)
+    rc, stderr = cli.fail(*command, name)
+    assert rc == O.EXIT_INVALID, f"exit code {rc}; stderr: {stderr}"
+    assert f"'{name}'" in error_line(stderr), error_line(stderr)
+    assert not cli.warehouse.exists(), sorted(p.name for p in cli.warehouse.iterdir())
+
+
 def test_bad_partition_terms(table):
     schema = table.workdir / "schema.yaml"
     for term, needle in (("bucket(nope, 4)", "nope"), ("foo(id)", "foo"), ("bucket(id)", "bucket(id)"),

@@ -10,6 +10,7 @@
 #include "lakesync/catalog/catalog_config.h"
 #include "lakesync/catalog/named_catalogs.h"
 #include "lakesync/common/logging.h"
+#include "lakesync/table/table.h"
 
 namespace lakesync::cli {
 
@@ -35,6 +36,12 @@ Result<catalog::CatalogConfig> ResolveCatalogConfig(const GlobalOptions& global,
 Result<std::shared_ptr<catalog::Catalog>> OpenCatalog(const GlobalOptions& global, const std::string& base_dir) {
   ARROW_ASSIGN_OR_RAISE(auto config, ResolveCatalogConfig(global, base_dir));
   return catalog::LoadCatalog(config);
+}
+
+Result<std::shared_ptr<table::Table>> LoadNamedTable(const GlobalOptions& global, const std::string& name) {
+  ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(name));
+  ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(global));
+  return table::Table::Load(catalog, id);
 }
 
 Result<std::map<std::string, std::string>> ParseKeyValues(const std::vector<std::string>& items,

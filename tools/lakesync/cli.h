@@ -17,6 +17,10 @@
 #include "lakesync/formats/tabular/tabular.h"
 #include "lakesync/io/file_io.h"
 
+namespace lakesync::table {
+class Table;
+}
+
 namespace lakesync::cli {
 
 // Exit codes, documented in docs/cli.md.
@@ -56,6 +60,10 @@ void AddCatalogOption(CLI::App& cmd, GlobalOptions& global);
 // directory when empty).
 Result<catalog::CatalogConfig> ResolveCatalogConfig(const GlobalOptions& global, const std::string& base_dir = "");
 Result<std::shared_ptr<catalog::Catalog>> OpenCatalog(const GlobalOptions& global, const std::string& base_dir = "");
+// The table a command names as NAMESPACE.TABLE, from the catalog the options choose. The name is
+// checked before the catalog is opened, so a malformed one touches nothing (not even the embedded
+// catalog's file).
+Result<std::shared_ptr<table::Table>> LoadNamedTable(const GlobalOptions& global, const std::string& name);
 
 // "k=v" flags into a map; errors name the flag value.
 Result<std::map<std::string, std::string>> ParseKeyValues(const std::vector<std::string>& items,

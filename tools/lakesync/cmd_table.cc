@@ -195,9 +195,7 @@ void RegisterDescribe(Cli& cli, CLI::App* table_cmd) {
   AddCatalogOption(*cmd, cli.global);
   cmd->callback([&cli, a] {
     cli.action = [&cli, a]() -> Status {
-      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
-      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
-      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      ARROW_ASSIGN_OR_RAISE(auto t, LoadNamedTable(cli.global, a->table));
       Print(a->json ? iceberg::TableMetadataToJson(*t->metadata()).dump(2) + "\n" : Describe(*t));
       return Status::OK();
     };
@@ -216,9 +214,7 @@ void RegisterHistory(Cli& cli, CLI::App* table_cmd) {
   AddCatalogOption(*cmd, cli.global);
   cmd->callback([&cli, a] {
     cli.action = [&cli, a]() -> Status {
-      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
-      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
-      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      ARROW_ASSIGN_OR_RAISE(auto t, LoadNamedTable(cli.global, a->table));
       const auto& m = *t->metadata();
       auto snapshots = m.snapshots;
       std::stable_sort(snapshots.begin(), snapshots.end(), [](const auto& x, const auto& y) {
@@ -276,9 +272,7 @@ void RegisterAppend(Cli& cli, CLI::App* table_cmd) {
   AddCatalogOption(*cmd, cli.global);
   cmd->callback([&cli, a] {
     cli.action = [&cli, a]() -> Status {
-      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
-      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
-      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      ARROW_ASSIGN_OR_RAISE(auto t, LoadNamedTable(cli.global, a->table));
       table::AppendOptions options;
       if (!a->format.empty()) {
         ARROW_ASSIGN_OR_RAISE(auto f, tabular::ParseFormat(a->format));
@@ -310,9 +304,7 @@ void RegisterDelete(Cli& cli, CLI::App* table_cmd) {
   AddCatalogOption(*cmd, cli.global);
   cmd->callback([&cli, a] {
     cli.action = [&cli, a]() -> Status {
-      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
-      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
-      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      ARROW_ASSIGN_OR_RAISE(auto t, LoadNamedTable(cli.global, a->table));
       table::DeleteWhereOptions options;
       options.filter = a->where;
       options.mode = a->mode == "equality" ? table::DeleteMode::kEquality : table::DeleteMode::kPosition;

@@ -78,9 +78,7 @@ void RegisterExpireSnapshots(Cli& cli, CLI::App* table_cmd) {
       options.retain_last = a->retain_last;
       options.dry_run = a->dry_run;
       ARROW_ASSIGN_OR_RAISE(options.max_duration, MaxDuration(a->max_duration));
-      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
-      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
-      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      ARROW_ASSIGN_OR_RAISE(auto t, LoadNamedTable(cli.global, a->table));
       LS_ASSIGN_OR_RAISE_CTX(auto r, maintenance::ExpireSnapshots(*t, options), "expire-snapshots {}", t->name());
       if (a->json) {
         nlohmann::json j = {{"table", t->name()},
@@ -141,9 +139,7 @@ void RegisterRemoveOrphans(Cli& cli, CLI::App* table_cmd) {
       ARROW_ASSIGN_OR_RAISE(options.older_than_ms, OlderThanMs(a->older_than));
       options.apply = a->apply;
       ARROW_ASSIGN_OR_RAISE(options.max_duration, MaxDuration(a->max_duration));
-      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
-      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
-      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      ARROW_ASSIGN_OR_RAISE(auto t, LoadNamedTable(cli.global, a->table));
       LS_ASSIGN_OR_RAISE_CTX(auto r, maintenance::RemoveOrphans(*t, options), "remove-orphans {}", t->name());
       if (a->json) {
         nlohmann::json j = {{"table", t->name()},          {"applied", a->apply},
@@ -220,9 +216,7 @@ void RegisterCompact(Cli& cli, CLI::App* table_cmd) {
       options.max_files = a->max_files;
       options.dry_run = a->dry_run;
       ARROW_ASSIGN_OR_RAISE(options.max_duration, MaxDuration(a->max_duration));
-      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
-      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
-      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      ARROW_ASSIGN_OR_RAISE(auto t, LoadNamedTable(cli.global, a->table));
       LS_ASSIGN_OR_RAISE_CTX(auto r, maintenance::Compact(t, options), "compact {}", t->name());
       if (a->json) {
         nlohmann::json j = {{"table", t->name()},
@@ -293,9 +287,7 @@ void RegisterRewriteManifests(Cli& cli, CLI::App* table_cmd) {
       maintenance::RewriteManifestsOptions options;
       options.target_size_bytes = a->target_size;
       options.dry_run = a->dry_run;
-      ARROW_ASSIGN_OR_RAISE(auto id, catalog::TableIdentifier::Parse(a->table));
-      ARROW_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(cli.global));
-      ARROW_ASSIGN_OR_RAISE(auto t, table::Table::Load(catalog, id));
+      ARROW_ASSIGN_OR_RAISE(auto t, LoadNamedTable(cli.global, a->table));
       LS_ASSIGN_OR_RAISE_CTX(auto r, maintenance::RewriteManifests(t, options), "rewrite-manifests {}", t->name());
       if (a->json) {
         nlohmann::json j = {{"table", t->name()},
